@@ -1,0 +1,162 @@
+/*
+ * decode_sql.c
+ *		SQL functions that take an ID apart and build one: id_decode,
+ *		id_make, id_timestamp.  No shared state.
+ */
+#include "postgres.h"
+
+#include "fmgr.h"
+#include "funcapi.h"
+#include "lib/stringinfo.h"
+#include "utils/builtins.h"
+#include "utils/jsonb.h"
+#include "utils/timestamp.h"
+
+#include "idgen.h"
+
+#define UNIX_TO_PG_US \
+	((int64) (POSTGRES_EPOCH_JDATE - UNIX_EPOCH_JDATE) * USECS_PER_DAY)
+
+/* Layout from optional argument n (absent or NULL: the server's) */
+static const IdgenLayout *
+layout_from_arg(FunctionCallInfo fcinfo, int n, IdgenLayout *buf)
+{
+	char	   *spec = NULL;
+
+	idgen_require_loaded();
+	if (PG_NARGS() > n && !PG_ARGISNULL(n))
+		spec = text_to_cstring(PG_GETARG_TEXT_PP(n));
+	return idgen_layout_arg(spec, buf);
+}
+
+/* Refuse a negative ID: no layout makes one */
+static void
+check_id(int64 id)
+{
+	if (id < 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
+				 errmsg("ID " INT64_FORMAT " is negative", id),
+				 errdetail("IDs made by idgen and the layouts it knows are never negative.")));
+}
+
+/* Timestamp of a tick */
+static TimestampTz
+tick_timestamptz(const IdgenLayout *l, int64 tick)
+{
+	return idgen_tick_start(l, tick) - UNIX_TO_PG_US;
+}
+
+PG_FUNCTION_INFO_V1(id_decode);
+
+/*
+ * SQL: idgen.id_decode(id [, layout]) returns (ts, node_id, sequence, tick,
+ * extra); extra is a jsonb object of the layout's named parts and constant
+ * fields, such as Discord's worker and process.
+ */
+Datum
+id_decode(PG_FUNCTION_ARGS)
+{
+	int64		id = PG_GETARG_INT64(0);
+	IdgenLayout buf;
+	const IdgenLayout *l = layout_from_arg(fcinfo, 1, &buf);
+	IdgenParts p;
+	TupleDesc	tupdesc;
+	Datum		values[5];
+	bool		nulls[5] = {0};
+	StringInfoData extra;
+
+	check_id(id);
+	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
+		elog(ERROR, "return type must be a row type");
+	idgen_decompose(l, (uint64) id, &p);
+
+	initStringInfo(&extra);
+	appendStringInfoChar(&extra, '{');
+	for (int i = 0; i < l->nparts; i++)
+		appendStringInfo(&extra, "%s\"%s\": " UINT64_FORMAT, i ? ", " : "",
+						 l->parts[i].name, idgen_field_get(&l->parts[i], p.node));
+	for (int i = 0; i < l->nconsts; i++)
+		appendStringInfo(&extra, "%s\"%s\": " UINT64_FORMAT,
+						 (i || l->nparts) ? ", " : "",
+						 l->consts[i].name, idgen_field_get(&l->consts[i], (uint64) id));
+	appendStringInfoChar(&extra, '}');
+
+	values[0] = TimestampTzGetDatum(tick_timestamptz(l, p.tick));
+	values[1] = Int64GetDatum((int64) p.node);
+	values[2] = Int64GetDatum((int64) p.seq);
+	values[3] = Int64GetDatum(p.tick);
+	values[4] = DirectFunctionCall1(jsonb_in, CStringGetDatum(extra.data));
+	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));
+}
+
+PG_FUNCTION_INFO_V1(id_timestamp);
+
+/* SQL: idgen.id_timestamp(id [, layout]) */
+Datum
+id_timestamp(PG_FUNCTION_ARGS)
+{
+	int64		id = PG_GETARG_INT64(0);
+	IdgenLayout buf;
+	const IdgenLayout *l = layout_from_arg(fcinfo, 1, &buf);
+	IdgenParts p;
+
+	check_id(id);
+	idgen_decompose(l, (uint64) id, &p);
+	PG_RETURN_TIMESTAMPTZ(tick_timestamptz(l, p.tick));
+}
+
+/* Error unless 0 <= v <= the field's max */
+static void
+check_part(const char *what, int64 v, const IdgenField *f, const IdgenLayout *l)
+{
+	if (v < 0 || (uint64) v > idgen_field_max(f->bits))
+		ereport(ERROR,
+				(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
+				 errmsg("%s " INT64_FORMAT " is out of range for layout \"%s\"",
+						what, v, l->name),
+				 errdetail("The layout has %d %s bits, so it must be between 0 and " UINT64_FORMAT ".",
+						   f->bits, what, idgen_field_max(f->bits))));
+}
+
+PG_FUNCTION_INFO_V1(id_make);
+
+/*
+ * SQL: idgen.id_make(ts, node_id, sequence [, layout]): the ID of that time
+ * (rounded down to its tick), node and sequence.
+ */
+Datum
+id_make(PG_FUNCTION_ARGS)
+{
+	TimestampTz ts = PG_GETARG_TIMESTAMPTZ(0);
+	int64		node = PG_GETARG_INT64(1);
+	int64		seq = PG_GETARG_INT64(2);
+	IdgenLayout buf;
+	const IdgenLayout *l = layout_from_arg(fcinfo, 3, &buf);
+	int64		tick;
+	uint64		id;
+
+	if (TIMESTAMP_NOT_FINITE(ts))
+		ereport(ERROR,
+				(errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
+				 errmsg("cannot make an ID from an infinite timestamp")));
+	tick = idgen_tick_of(l, ts + UNIX_TO_PG_US);
+	if (tick < 0 || (uint64) tick > idgen_field_max(l->ts.bits) ||
+		((uint64) tick << l->ts.shift) >> l->ts.shift != (uint64) tick)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
+				 errmsg("timestamp %s is out of range for layout \"%s\"",
+						timestamptz_to_str(ts), l->name),
+				 errdetail("The layout's %d timestamp bits cover %s to %s.",
+						   l->ts.bits, timestamptz_to_str(tick_timestamptz(l, 0)),
+						   timestamptz_to_str(tick_timestamptz(l, (int64) idgen_field_max(l->ts.bits))))));
+	check_part("node", node, &l->node, l);
+	check_part("sequence", seq, &l->seq, l);
+	id = idgen_compose(l, tick, (uint64) node, (uint64) seq);
+	if (id > (uint64) PG_INT64_MAX)
+		ereport(ERROR,
+				(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
+				 errmsg("the ID for timestamp %s does not fit in a bigint with layout \"%s\"",
+						timestamptz_to_str(ts), l->name)));
+	PG_RETURN_INT64((int64) id);
+}

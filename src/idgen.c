@@ -1,0 +1,273 @@
+/*
+ * idgen.c
+ *		Module load: settings, shared memory hooks, the worker's registration
+ *		and helpers shared by the SQL entry points.
+ *
+ * Everything here runs in the postmaster at start-up (via
+ * shared_preload_libraries) except idgen_require_loaded and
+ * idgen_layout_arg, which run in backends and keep no shared state.
+ */
+#include "postgres.h"
+
+#include <limits.h>
+
+#include "fmgr.h"
+#include "miscadmin.h"
+#include "postmaster/bgworker.h"
+#include "storage/ipc.h"
+#include "storage/lwlock.h"
+#include "storage/shmem.h"
+#include "utils/builtins.h"
+#include "utils/guc.h"
+#include "utils/memutils.h"
+
+#include "idgen.h"
+
+PG_MODULE_MAGIC;
+
+void		_PG_init(void);
+
+/* Settings */
+char	   *idgen_node_id_string = NULL;
+int			idgen_node_id = -1;
+char	   *idgen_layout_spec = NULL;
+int			idgen_max_lead_ms = 5000;
+int			idgen_clock_wait_ms = 1000;
+char	   *idgen_database = NULL;
+bool		idgen_allow_on_standby = false;
+
+/* The layout of idgen.layout, parsed once in the postmaster */
+IdgenLayout idgen_layout;
+
+/* True once _PG_init ran from shared_preload_libraries */
+static bool idgen_loaded = false;
+
+static shmem_request_hook_type prev_shmem_request_hook = NULL;
+static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
+
+/* Reserve shared memory for every part */
+static void
+idgen_shmem_request(void)
+{
+	if (prev_shmem_request_hook)
+		prev_shmem_request_hook();
+	RequestAddinShmemSpace(idgen_snowflake_shmem_size());
+	RequestAddinShmemSpace(idgen_segment_shmem_size());
+}
+
+/* Create or attach every part's shared memory */
+static void
+idgen_shmem_startup(void)
+{
+	if (prev_shmem_startup_hook)
+		prev_shmem_startup_hook();
+	LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
+	idgen_snowflake_shmem_init();
+	idgen_segment_shmem_init();
+	LWLockRelease(AddinShmemInitLock);
+}
+
+/*
+ * Parse idgen.node_id: empty means unset (-1); otherwise a whole number.
+ * Returns false on bad syntax.
+ */
+static bool
+parse_node_id(const char *s, int *out)
+{
+	char	   *end;
+	long		v;
+
+	if (s == NULL || s[0] == '\0')
+	{
+		*out = -1;
+		return true;
+	}
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (errno != 0 || end == s || *end != '\0' || v < 0 || v > INT_MAX)
+		return false;
+	*out = (int) v;
+	return true;
+}
+
+/* Check hook for idgen.node_id (ALTER SYSTEM and reloads) */
+static bool
+check_node_id(char **newval, void **extra, GucSource source)
+{
+	int			v;
+
+	if (!parse_node_id(*newval, &v))
+	{
+		GUC_check_errdetail("idgen.node_id must be a whole number from 0 to the largest node of idgen.layout.");
+		return false;
+	}
+	return true;
+}
+
+/* Check hook for idgen.layout */
+static bool
+check_layout(char **newval, void **extra, GucSource source)
+{
+	IdgenLayout l;
+	char		err[256];
+
+	if (!idgen_layout_parse(*newval, &l, err, sizeof(err)))
+	{
+		GUC_check_errdetail("%s.", err);
+		return false;
+	}
+	return true;
+}
+
+/*
+ * Validate the start-up values of idgen.layout and idgen.node_id.  A bad
+ * value in postgresql.conf only draws a WARNING from the GUC machinery when a
+ * module defines its variables, and the default would then be used silently;
+ * instead the server refuses to start, naming the setting.
+ */
+static void
+validate_startup_settings(const char *raw_layout, const char *raw_node)
+{
+	char		err[256];
+	uint64		maxnode;
+
+	if (!idgen_layout_parse(raw_layout ? raw_layout : "idgen", &idgen_layout,
+							err, sizeof(err)))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("invalid value for parameter \"idgen.layout\": \"%s\"",
+						raw_layout),
+				 errdetail("%s.", err),
+				 errhint("Use a preset (idgen, twitter, discord, sonyflake, vesta_max_peak, vesta_min_granularity, uid_generator) or a spec such as 'ts=41,node=10,seq=12,unit=1ms,epoch=2024-01-01'.")));
+
+	if (!parse_node_id(raw_node, &idgen_node_id))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("invalid value for parameter \"idgen.node_id\": \"%s\"",
+						raw_node),
+				 errdetail("idgen.node_id must be a whole number.")));
+
+	maxnode = idgen_field_max(idgen_layout.node.bits);
+	if (idgen_node_id >= 0 && (uint64) idgen_node_id > maxnode)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("idgen.node_id %d is out of range for layout \"%s\"",
+						idgen_node_id, idgen_layout.name),
+				 errdetail("The layout has %d node bits, so idgen.node_id must be between 0 and " UINT64_FORMAT ".",
+						   idgen_layout.node.bits, maxnode)));
+}
+
+/* Register the background worker */
+static void
+register_worker(void)
+{
+	BackgroundWorker worker;
+
+	memset(&worker, 0, sizeof(worker));
+	worker.bgw_flags = BGWORKER_SHMEM_ACCESS |
+		BGWORKER_BACKEND_DATABASE_CONNECTION;
+	worker.bgw_start_time = BgWorkerStart_ConsistentState;
+	worker.bgw_restart_time = 1;
+	strcpy(worker.bgw_library_name, "idgen");
+	strcpy(worker.bgw_function_name, "idgen_worker_main");
+	strcpy(worker.bgw_name, "idgen worker");
+	strcpy(worker.bgw_type, "idgen worker");
+	RegisterBackgroundWorker(&worker);
+}
+
+/* Module load */
+void
+_PG_init(void)
+{
+	const char *raw;
+	char	   *raw_layout = NULL;
+	char	   *raw_node = NULL;
+
+	if (!process_shared_preload_libraries_in_progress)
+		return;
+
+	raw = GetConfigOption("idgen.layout", true, false);
+	if (raw)
+		raw_layout = pstrdup(raw);
+	raw = GetConfigOption("idgen.node_id", true, false);
+	if (raw)
+		raw_node = pstrdup(raw);
+	validate_startup_settings(raw_layout, raw_node);
+
+	DefineCustomStringVariable("idgen.node_id",
+							   "This server's node id, written into every snowflake ID; unique among the servers that share IDs.",
+							   NULL, &idgen_node_id_string, "",
+							   PGC_POSTMASTER, 0, check_node_id, NULL, NULL);
+	DefineCustomStringVariable("idgen.layout",
+							   "Bit layout of snowflake IDs: a preset name or a spec such as 'ts=41,node=10,seq=12,unit=1ms,epoch=2024-01-01'.",
+							   NULL, &idgen_layout_spec, "idgen",
+							   PGC_POSTMASTER, 0, check_layout, NULL, NULL);
+	DefineCustomIntVariable("idgen.max_lead",
+							"How far the snowflake generator's clock may run ahead of the wall clock, after the clock moved back or during a burst.",
+							NULL, &idgen_max_lead_ms, 5000, 0, INT_MAX,
+							PGC_SIGHUP, GUC_UNIT_MS, NULL, NULL, NULL);
+	DefineCustomIntVariable("idgen.clock_wait_timeout",
+							"How long a call waits for the wall clock to come within idgen.max_lead before it fails.",
+							NULL, &idgen_clock_wait_ms, 1000, 0, INT_MAX,
+							PGC_SIGHUP, GUC_UNIT_MS, NULL, NULL, NULL);
+	DefineCustomStringVariable("idgen.database",
+							   "Database the idgen worker connects to, where it keeps the snowflake reservation and the segment table.",
+							   NULL, &idgen_database, "postgres",
+							   PGC_POSTMASTER, 0, NULL, NULL, NULL);
+	DefineCustomBoolVariable("idgen.allow_on_standby",
+							 "Allow snowflake IDs on a server in recovery, where they are not protected by a durable reservation.",
+							 NULL, &idgen_allow_on_standby, false,
+							 PGC_SIGHUP, 0, NULL, NULL, NULL);
+	idgen_segment_define_gucs();
+	MarkGUCPrefixReserved("idgen");
+
+	prev_shmem_request_hook = shmem_request_hook;
+	shmem_request_hook = idgen_shmem_request;
+	prev_shmem_startup_hook = shmem_startup_hook;
+	shmem_startup_hook = idgen_shmem_startup;
+
+	register_worker();
+	idgen_loaded = true;
+}
+
+/* Error unless loaded via shared_preload_libraries */
+void
+idgen_require_loaded(void)
+{
+	if (!idgen_loaded)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("idgen must be loaded via \"shared_preload_libraries\""),
+				 errhint("Add idgen to shared_preload_libraries in postgresql.conf and restart the server.")));
+}
+
+/*
+ * The layout a SQL function should use: the server's for NULL, else the
+ * preset or spec given.  The last parsed spec is cached per backend.
+ */
+const IdgenLayout *
+idgen_layout_arg(const char *spec, IdgenLayout *buf)
+{
+	static char *cached_spec = NULL;
+	static IdgenLayout cached;
+	char		err[256];
+
+	if (spec == NULL)
+		return &idgen_layout;
+	if (cached_spec && strcmp(cached_spec, spec) == 0)
+	{
+		*buf = cached;
+		return buf;
+	}
+	if (!idgen_layout_parse(spec, buf, err, sizeof(err)))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("invalid layout \"%s\"", spec),
+				 errdetail("%s.", err),
+				 errhint("Use a preset (idgen, twitter, discord, sonyflake, vesta_max_peak, vesta_min_granularity, uid_generator) or a spec such as 'ts=41,node=10,seq=12,unit=1ms,epoch=2024-01-01'.")));
+	if (cached_spec)
+		pfree(cached_spec);
+	cached_spec = MemoryContextStrdup(TopMemoryContext, spec);
+	cached = *buf;
+	return buf;
+}

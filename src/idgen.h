@@ -1,0 +1,86 @@
+/*
+ * idgen.h
+ *		Declarations shared by idgen's PostgreSQL-facing files.
+ *
+ * The pure arithmetic lives in files without PostgreSQL headers (layout.h,
+ * codec.h, gene.h); this header is for the glue.
+ */
+#ifndef IDGEN_H
+#define IDGEN_H
+
+#include "postgres.h"
+
+#include "utils/wait_event.h"
+
+#include "layout.h"
+
+/* GUCs (idgen.c) */
+extern int	idgen_node_id;			/* -1 when unset */
+extern char *idgen_layout_spec;
+extern int	idgen_max_lead_ms;
+extern int	idgen_clock_wait_ms;
+extern char *idgen_database;
+extern bool idgen_allow_on_standby;
+
+/* The layout parsed from idgen.layout at start-up (idgen.c) */
+extern IdgenLayout idgen_layout;
+
+/* Error unless the library was loaded via shared_preload_libraries */
+extern void idgen_require_loaded(void);
+
+/*
+ * Layout named by a SQL argument: NULL means the server's idgen.layout.
+ * Raises an error for an unknown preset or a bad spec.
+ */
+extern const IdgenLayout *idgen_layout_arg(const char *spec, IdgenLayout *buf);
+
+/*
+ * How far ahead of the newest tick the worker reserves, in ms.  Calls never
+ * wait for the worker while it keeps up; a restart starts at most this far
+ * ahead of the clock.
+ */
+#define IDGEN_RESERVE_AHEAD_MS 1000
+
+/* Wait events: all of idgen's waits report as "Extension" */
+#define IDGEN_WAIT_EVENT PG_WAIT_EXTENSION
+
+/* Shared memory of the snowflake generator (snowflake.c) */
+extern Size idgen_snowflake_shmem_size(void);
+extern void idgen_snowflake_shmem_init(void);
+
+/* Shared memory and settings of the segment cache (segment.c) */
+extern Size idgen_segment_shmem_size(void);
+extern void idgen_segment_shmem_init(void);
+extern void idgen_segment_define_gucs(void);
+
+/*
+ * Worker side of the snowflake reservation (reservation.c): called in the
+ * worker's loop inside a transaction; may lower *sleep_ms.
+ */
+extern void idgen_reservation_step(long *sleep_ms);
+extern void idgen_reservation_publish(void);
+
+/*
+ * Worker side of segments (segment.c): called in the worker's loop outside
+ * any transaction (it opens one per allocation); may lower *sleep_ms.
+ */
+extern void idgen_segment_worker_step(long *sleep_ms);
+
+/* Snowflake state as the reservation code sees it (snowflake.c) */
+extern void idgen_snowflake_set_worker(int pgprocno);
+extern int64 idgen_snowflake_top_tick(void);
+extern void idgen_snowflake_raise_floor(int64 tick);
+extern int64 idgen_snowflake_reserved_end(void);
+extern void idgen_snowflake_publish_reservation(int64 end_tick);
+extern void idgen_snowflake_revoke_reservation(void);
+
+/* Wall clock in Unix microseconds (snowflake.c) */
+extern int64 idgen_now_us(void);
+
+/*
+ * Next snowflake ID (snowflake.c).  With gene_bits > 0, takes an aligned
+ * block of 2^gene_bits sequence values and puts gene in its low bits.
+ */
+extern int64 idgen_snowflake_next(int gene_bits, uint64 gene);
+
+#endif							/* IDGEN_H */

@@ -1,0 +1,421 @@
+/*
+ * layout.c
+ *		Layout presets, the custom spec parser, and compose/decompose.
+ *
+ * Pure C (see layout.h).  No state: every function reads only its arguments
+ * and the constant preset table.
+ */
+#include "layout.h"
+
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MS	INT64_C(1000)
+#define SEC	INT64_C(1000000)
+
+#define F(n, b, s)		{.name = n, .bits = b, .shift = s}
+#define C(n, b, s, v)	{.name = n, .bits = b, .shift = s, .value = v}
+
+/*
+ * The presets.  Field order, widths, epoch and unit come from each system's
+ * own documentation or source, cited beside it.  Shifts are bit positions of
+ * each field's lowest bit.
+ */
+static const IdgenLayout presets[] = {
+	/*
+	 * idgen's default: Twitter's proven 41/10/12 split with a recent epoch,
+	 * 2024-01-01T00:00:00Z, good until 2093; 1,024 nodes, 4,096 IDs per ms.
+	 */
+	{.name = "idgen", .ts = F("ts", 41, 22), .node = F("node", 10, 12),
+		.seq = F("seq", 12, 0), .unit_us = MS,
+	.epoch_us = INT64_C(1704067200000) * MS},
+
+	/*
+	 * Twitter Snowflake (twitter-archive/snowflake, IdWorker.scala): twepoch
+	 * 1288834974657 ms, 41-bit ms timestamp, 5-bit datacenter, 5-bit worker,
+	 * 12-bit sequence.
+	 */
+	{.name = "twitter", .ts = F("ts", 41, 22), .node = F("node", 10, 12),
+		.seq = F("seq", 12, 0), .unit_us = MS,
+		.epoch_us = INT64_C(1288834974657) * MS,
+	.nparts = 2, .parts = {F("datacenter", 5, 5), F("worker", 5, 0)}},
+
+	/*
+	 * Discord (discord.com/developers/docs/reference, "Snowflakes"): 42-bit ms
+	 * timestamp since 2015-01-01T00:00:00Z (1420070400000), 5-bit internal
+	 * worker id, 5-bit internal process id, 12-bit increment.
+	 */
+	{.name = "discord", .ts = F("ts", 42, 22), .node = F("node", 10, 12),
+		.seq = F("seq", 12, 0), .unit_us = MS,
+		.epoch_us = INT64_C(1420070400000) * MS,
+	.nparts = 2, .parts = {F("worker", 5, 5), F("process", 5, 0)}},
+
+	/*
+	 * Sonyflake (github.com/sony/sonyflake, README): 39 bits of time in units
+	 * of 10 ms since 2014-09-01T00:00:00Z, then 8 bits of sequence, then 16
+	 * bits of machine id -- the sequence sits above the machine id.
+	 */
+	{.name = "sonyflake", .ts = F("ts", 39, 24), .node = F("node", 16, 0),
+		.seq = F("seq", 8, 16), .unit_us = 10 * MS,
+	.epoch_us = INT64_C(1409529600000) * MS},
+
+	/*
+	 * Vesta (github.com/robertleepeak/vesta-id-generator, IdMeta and
+	 * IdConverterImpl): from the low bit, 10-bit machine, sequence, time,
+	 * 2-bit generation method, 1-bit type, 1-bit version.  Type 0, "max
+	 * peak": 20-bit sequence and 30-bit time in seconds.  The epoch is
+	 * TimeUtils.EPOCH = 1420041600000 ms (2015-01-01T00:00:00+08:00).
+	 */
+	{.name = "vesta_max_peak", .ts = F("ts", 30, 30), .node = F("node", 10, 0),
+		.seq = F("seq", 20, 10), .unit_us = SEC,
+		.epoch_us = INT64_C(1420041600000) * MS,
+		.nconsts = 3,
+	.consts = {C("method", 2, 60, 0), C("type", 1, 62, 0), C("version", 1, 63, 0)}},
+
+	/* Vesta type 1, "min granularity": 10-bit sequence, 40-bit time in ms */
+	{.name = "vesta_min_granularity", .ts = F("ts", 40, 20),
+		.node = F("node", 10, 0), .seq = F("seq", 10, 10), .unit_us = MS,
+		.epoch_us = INT64_C(1420041600000) * MS,
+		.nconsts = 3,
+	.consts = {C("method", 2, 60, 0), C("type", 1, 62, 1), C("version", 1, 63, 0)}},
+
+	/*
+	 * Baidu UidGenerator (github.com/baidu/uid-generator, README and
+	 * DefaultUidGenerator): sign bit, 28-bit delta seconds since epochStr
+	 * "2016-05-20", 22-bit worker id, 13-bit sequence.  The epoch is the
+	 * default epochSeconds, 1463673600000 ms: 2016-05-20T00:00:00+08:00, as
+	 * the Java code parses "yyyy-MM-dd" in the JVM's (China's) zone; its
+	 * javadoc's end of life "2024-11-20 21:24:16" is that epoch + 2^28 s in
+	 * +08:00 too.
+	 */
+	{.name = "uid_generator", .ts = F("ts", 28, 35), .node = F("node", 22, 13),
+		.seq = F("seq", 13, 0), .unit_us = SEC,
+	.epoch_us = INT64_C(1463673600000) * MS},
+};
+
+const char *const idgen_layout_preset_names[] = {
+	"idgen", "twitter", "discord", "sonyflake", "vesta_max_peak",
+	"vesta_min_granularity", "uid_generator", NULL
+};
+
+/* A preset by name, or NULL */
+const IdgenLayout *
+idgen_layout_preset(const char *name)
+{
+	for (size_t i = 0; i < sizeof(presets) / sizeof(presets[0]); i++)
+		if (strcmp(presets[i].name, name) == 0)
+			return &presets[i];
+	return NULL;
+}
+
+/* Days since 1970-01-01 of a proleptic Gregorian date (Hinnant's algorithm) */
+static int64_t
+days_from_civil(int64_t y, int m, int d)
+{
+	int64_t		era;
+	int64_t		yoe,
+				doy,
+				doe;
+
+	y -= m <= 2;
+	era = (y >= 0 ? y : y - 399) / 400;
+	yoe = y - era * 400;
+	doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
+	doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+	return era * 146097 + doe - 719468;
+}
+
+/* Read exactly n digits; false if they are not all there */
+static bool
+read_digits(const char **p, int n, int *out)
+{
+	int			v = 0;
+
+	for (int i = 0; i < n; i++)
+	{
+		if (!isdigit((unsigned char) (*p)[i]))
+			return false;
+		v = v * 10 + ((*p)[i] - '0');
+	}
+	*p += n;
+	*out = v;
+	return true;
+}
+
+/*
+ * Parse an epoch: "YYYY-MM-DD", optionally "THH:MM:SS[.fff]" and "Z", in
+ * UTC; or a bare integer of Unix milliseconds.  Sets *us.
+ */
+static bool
+parse_epoch(const char *s, int64_t *us)
+{
+	const char *p = s;
+	int			y,
+				mo,
+				d,
+				h = 0,
+				mi = 0,
+				se = 0,
+				ms = 0;
+
+	if (strlen(s) > 4 && s[4] != '-')
+	{
+		char	   *end;
+		long long	v;
+
+		if (!isdigit((unsigned char) s[0]))
+			return false;
+		v = strtoll(s, &end, 10);
+		if (*end != '\0' || v > INT64_MAX / MS)
+			return false;
+		*us = (int64_t) v * MS;
+		return true;
+	}
+	if (!read_digits(&p, 4, &y) || *p++ != '-' || !read_digits(&p, 2, &mo) ||
+		*p++ != '-' || !read_digits(&p, 2, &d))
+		return false;
+	if (*p == 'T' || *p == ' ')
+	{
+		p++;
+		if (!read_digits(&p, 2, &h) || *p++ != ':' || !read_digits(&p, 2, &mi) ||
+			*p++ != ':' || !read_digits(&p, 2, &se))
+			return false;
+		if (*p == '.')
+		{
+			p++;
+			if (!read_digits(&p, 3, &ms))
+				return false;
+		}
+	}
+	if (*p == 'Z')
+		p++;
+	if (*p != '\0' || mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 ||
+		mi > 59 || se > 59)
+		return false;
+	*us = ((days_from_civil(y, mo, d) * 86400 + h * 3600 + mi * 60 + se) * 1000
+		   + ms) * MS;
+	return true;
+}
+
+/* Parse a unit such as "1ms", "10ms", "1s", "100us" into microseconds */
+static bool
+parse_unit(const char *s, int64_t *us)
+{
+	char	   *end;
+	long long	n;
+	int64_t		mult;
+
+	if (!isdigit((unsigned char) s[0]))
+		return false;
+	n = strtoll(s, &end, 10);
+	if (strcmp(end, "us") == 0)
+		mult = 1;
+	else if (strcmp(end, "ms") == 0)
+		mult = MS;
+	else if (strcmp(end, "s") == 0)
+		mult = SEC;
+	else
+		return false;
+	if (n <= 0 || n > INT64_C(86400) * SEC / mult)
+		return false;
+	*us = (int64_t) n * mult;
+	return true;
+}
+
+/* Parse a custom spec; see idgen_layout_parse */
+static bool
+parse_custom(const char *spec, IdgenLayout *l, char *err, size_t errlen)
+{
+	char		buf[256];
+	IdgenField *order[3];
+	int			nfields = 0;
+	int			shift = 0;
+	bool		have_unit = false,
+				have_epoch = false;
+	char	   *item;
+	char	   *next;
+
+	if (strlen(spec) >= sizeof(buf))
+	{
+		snprintf(err, errlen, "layout spec is too long");
+		return false;
+	}
+	strcpy(buf, spec);
+	memset(l, 0, sizeof(*l));
+	strcpy(l->name, "custom");
+
+	for (item = buf; item != NULL; item = next)
+	{
+		char	   *eq;
+		char	   *key = item,
+				   *val;
+
+		next = strchr(item, ',');
+		if (next)
+			*next++ = '\0';
+		eq = strchr(item, '=');
+
+		while (isspace((unsigned char) *key))
+			key++;
+		if (eq == NULL)
+		{
+			snprintf(err, errlen, "layout item \"%.40s\" is not key=value", key);
+			return false;
+		}
+		*eq = '\0';
+		val = eq + 1;
+		if (strcmp(key, "ts") == 0 || strcmp(key, "node") == 0 ||
+			strcmp(key, "seq") == 0)
+		{
+			IdgenField *f = key[0] == 't' ? &l->ts : key[0] == 'n' ? &l->node : &l->seq;
+			char	   *end;
+			long		bits = strtol(val, &end, 10);
+
+			if (f->name[0] != '\0')
+			{
+				snprintf(err, errlen, "layout field \"%s\" is given twice", key);
+				return false;
+			}
+			if (!isdigit((unsigned char) val[0]) || *end != '\0' ||
+				bits < 0 || bits > 63)
+			{
+				snprintf(err, errlen, "layout field \"%s\" needs a width from 0 to 63, not \"%.40s\"", key, val);
+				return false;
+			}
+			strcpy(f->name, key);
+			f->bits = (int) bits;
+			order[nfields++] = f;
+		}
+		else if (strcmp(key, "unit") == 0)
+		{
+			if (have_unit || !parse_unit(val, &l->unit_us))
+			{
+				snprintf(err, errlen, "layout unit \"%.40s\" is not a duration such as 1ms, 10ms or 1s", val);
+				return false;
+			}
+			have_unit = true;
+		}
+		else if (strcmp(key, "epoch") == 0)
+		{
+			if (have_epoch || !parse_epoch(val, &l->epoch_us))
+			{
+				snprintf(err, errlen, "layout epoch \"%.40s\" is not a date such as 2024-01-01 or Unix milliseconds", val);
+				return false;
+			}
+			have_epoch = true;
+		}
+		else
+		{
+			snprintf(err, errlen, "unknown layout key \"%.40s\"", key);
+			return false;
+		}
+	}
+	if (nfields != 3)
+	{
+		snprintf(err, errlen, "layout must give ts, node and seq widths");
+		return false;
+	}
+	if (!have_unit || !have_epoch)
+	{
+		snprintf(err, errlen, "layout must give a unit and an epoch");
+		return false;
+	}
+	if (l->ts.bits < 8 || l->seq.bits < 1)
+	{
+		snprintf(err, errlen, "layout needs at least 8 timestamp bits and 1 sequence bit");
+		return false;
+	}
+	if (l->ts.bits + l->node.bits + l->seq.bits > 63)
+	{
+		snprintf(err, errlen, "layout uses %d bits, more than the 63 of a positive bigint",
+				 l->ts.bits + l->node.bits + l->seq.bits);
+		return false;
+	}
+	for (int i = nfields - 1; i >= 0; i--)
+	{
+		order[i]->shift = shift;
+		shift += order[i]->bits;
+	}
+	if (order[0] != &l->ts)
+	{
+		snprintf(err, errlen, "layout must start with the timestamp, so IDs sort by time");
+		return false;
+	}
+	return true;
+}
+
+/* Parse a preset name or a custom spec; see layout.h */
+bool
+idgen_layout_parse(const char *spec, IdgenLayout *out, char *err, size_t errlen)
+{
+	const IdgenLayout *p;
+
+	if (spec == NULL || spec[0] == '\0')
+	{
+		snprintf(err, errlen, "layout is empty");
+		return false;
+	}
+	p = idgen_layout_preset(spec);
+	if (p)
+	{
+		*out = *p;
+		return true;
+	}
+	if (strchr(spec, '=') == NULL)
+	{
+		snprintf(err, errlen, "unknown layout \"%.40s\"", spec);
+		return false;
+	}
+	return parse_custom(spec, out, err, errlen);
+}
+
+/* Value of a field within a word */
+uint64_t
+idgen_field_get(const IdgenField *f, uint64_t word)
+{
+	if (f->bits == 0)
+		return 0;
+	return (word >> f->shift) & idgen_field_max(f->bits);
+}
+
+/* Build an ID from its parts and the layout's constant fields */
+uint64_t
+idgen_compose(const IdgenLayout *l, int64_t tick, uint64_t node, uint64_t seq)
+{
+	uint64_t	id = ((uint64_t) tick << l->ts.shift) |
+		(node << l->node.shift) | (seq << l->seq.shift);
+
+	for (int i = 0; i < l->nconsts; i++)
+		id |= l->consts[i].value << l->consts[i].shift;
+	return id;
+}
+
+/* Take an ID apart */
+void
+idgen_decompose(const IdgenLayout *l, uint64_t id, IdgenParts *out)
+{
+	out->tick = (int64_t) idgen_field_get(&l->ts, id);
+	out->node = idgen_field_get(&l->node, id);
+	out->seq = idgen_field_get(&l->seq, id);
+}
+
+/* Tick containing unix_us (floor division, correct before the epoch too) */
+int64_t
+idgen_tick_of(const IdgenLayout *l, int64_t unix_us)
+{
+	int64_t		d = unix_us - l->epoch_us;
+	int64_t		q = d / l->unit_us;
+
+	if (d % l->unit_us != 0 && d < 0)
+		q--;
+	return q;
+}
+
+/* Unix microseconds at the start of a tick */
+int64_t
+idgen_tick_start(const IdgenLayout *l, int64_t tick)
+{
+	return l->epoch_us + tick * l->unit_us;
+}

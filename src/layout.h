@@ -1,0 +1,91 @@
+/*
+ * layout.h
+ *		Bit layouts of 64-bit IDs: presets, custom specs, compose/decompose.
+ *
+ * Pure C: no PostgreSQL headers, so the unit tests and fuzzers can use it.
+ * A layout is a list of fields from the most to the least significant bit.
+ * Three fields always exist: the timestamp (ticks of unit_us microseconds
+ * since epoch_us), the node and the sequence.  Constant fields (Vesta's
+ * version, type and method bits) and named parts of the node (Discord's
+ * worker and process) are described for decoding.  Bit 63 is never used, so
+ * every ID is a non-negative bigint.
+ */
+#ifndef IDGEN_LAYOUT_H
+#define IDGEN_LAYOUT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define IDGEN_NAME_LEN 32
+#define IDGEN_MAX_PARTS 4
+
+/* One contiguous bit field of an ID */
+typedef struct IdgenField
+{
+	char		name[IDGEN_NAME_LEN];	/* "worker", "version", ... */
+	int			bits;			/* width; 0 when the field is absent */
+	int			shift;			/* position of its lowest bit */
+	uint64_t	value;			/* for constant fields: the value */
+} IdgenField;
+
+typedef struct IdgenLayout
+{
+	char		name[IDGEN_NAME_LEN];	/* preset name, or "custom" */
+	IdgenField	ts;				/* timestamp in ticks since the epoch */
+	IdgenField	node;			/* node / machine / worker id */
+	IdgenField	seq;			/* sequence within a tick */
+	int64_t		unit_us;		/* length of one tick, in microseconds */
+	int64_t		epoch_us;		/* the epoch, in microseconds since 1970 */
+	int			nparts;			/* named sub-fields of node (decode only) */
+	IdgenField	parts[IDGEN_MAX_PARTS];	/* shift relative to node.shift */
+	int			nconsts;		/* fixed fields (set on make, shown on decode) */
+	IdgenField	consts[IDGEN_MAX_PARTS];
+} IdgenLayout;
+
+/* Parts of an ID, as id_decode shows them */
+typedef struct IdgenParts
+{
+	int64_t		tick;
+	uint64_t	node;
+	uint64_t	seq;
+} IdgenParts;
+
+/* A preset by name, or NULL */
+extern const IdgenLayout *idgen_layout_preset(const char *name);
+
+/* Names of all presets, NULL-terminated */
+extern const char *const idgen_layout_preset_names[];
+
+/*
+ * Parse a preset name or a custom spec such as
+ * "ts=41,node=10,seq=12,unit=1ms,epoch=2024-01-01" into *out.  On failure
+ * returns false and writes a message (lower case, no trailing period) to err.
+ */
+extern bool idgen_layout_parse(const char *spec, IdgenLayout *out,
+							   char *err, size_t errlen);
+
+/* Largest value of a field of the given width */
+static inline uint64_t
+idgen_field_max(int bits)
+{
+	return bits >= 64 ? UINT64_MAX : (((uint64_t) 1) << bits) - 1;
+}
+
+/* Build an ID; the caller has checked each part against its field's max */
+extern uint64_t idgen_compose(const IdgenLayout *l, int64_t tick,
+							  uint64_t node, uint64_t seq);
+
+/* Take an ID apart */
+extern void idgen_decompose(const IdgenLayout *l, uint64_t id, IdgenParts *out);
+
+/* Value of a named part of the node or of a constant field of an ID */
+extern uint64_t idgen_field_get(const IdgenField *f, uint64_t word);
+
+/* Tick containing the Unix time us (floor; may be negative before the epoch) */
+extern int64_t idgen_tick_of(const IdgenLayout *l, int64_t unix_us);
+
+/* Unix time in microseconds at the start of tick */
+extern int64_t idgen_tick_start(const IdgenLayout *l, int64_t tick);
+
+#endif							/* IDGEN_LAYOUT_H */

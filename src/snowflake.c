@@ -1,0 +1,438 @@
+/*
+ * snowflake.c
+ *		The shared snowflake generator: one per server, in shared memory.
+ *
+ * State is one 64-bit word, (tick << seq_bits) | seq, of the last ID issued.
+ * A call reads it, computes the successor and installs it with
+ * compare-and-swap; no lock is taken.  The sequence keeps counting across
+ * ticks and wraps only together with a step of the tick, so successive IDs
+ * walk through every residue of id % 2^k, and (tick, seq) only ever grows:
+ * every ID is larger than every earlier one on this server.
+ *
+ * The tick is max(wall clock, last tick), so a clock moving back or a burst
+ * beyond the layout's rate runs on a logical clock, at most idgen.max_lead
+ * ahead of the wall clock.  A tick may only be used once the worker has made
+ * a reservation covering it durable (reservation.c): reserved_end is the
+ * first tick not covered, 0 until the worker has loaded the reservation.
+ *
+ * Locking: state is changed only by CAS; reserved_end only by the worker
+ * (a plain atomic write of a larger value); counters are statistics.
+ */
+#include "postgres.h"
+
+#include <time.h>
+
+#include "access/twophase.h"
+#include "access/xlog.h"
+#include "fmgr.h"
+#include "funcapi.h"
+#include "miscadmin.h"
+#include "port/atomics.h"
+#include "storage/condition_variable.h"
+#include "storage/latch.h"
+#include "storage/proc.h"
+#include "storage/shmem.h"
+#include "utils/builtins.h"
+#include "utils/timestamp.h"
+
+#include "idgen.h"
+
+/* Per-process counter, padded to its own cache line */
+typedef union IdgenCounter
+{
+	pg_atomic_uint64 issued;	/* written by its own process only */
+	char		pad[PG_CACHE_LINE_SIZE];
+} IdgenCounter;
+
+typedef struct SnowflakeShared
+{
+	pg_atomic_uint64 state;		/* (tick << seq_bits) | seq; CAS */
+	char		pad1[PG_CACHE_LINE_SIZE - sizeof(pg_atomic_uint64)];
+	pg_atomic_uint64 reserved_end;	/* first unreserved tick; worker writes */
+	pg_atomic_uint64 wall_tick; /* newest wall-clock tick seen; statistic */
+	pg_atomic_uint64 clock_back;	/* times the wall clock went back */
+	pg_atomic_uint64 clock_waits;	/* calls that waited for the clock */
+	pg_atomic_uint64 reserve_waits; /* calls that waited for the worker */
+	pg_atomic_uint32 worker_procno; /* worker's pgprocno or INVALID */
+	ConditionVariable reserve_cv;	/* broadcast on a new reservation */
+	int			nslots;			/* length of counters[] */
+	IdgenCounter counters[FLEXIBLE_ARRAY_MEMBER];	/* by pgprocno */
+} SnowflakeShared;
+
+static SnowflakeShared *sf = NULL;
+
+#define UNIX_TO_PG_US \
+	((int64) (POSTGRES_EPOCH_JDATE - UNIX_EPOCH_JDATE) * USECS_PER_DAY)
+
+/* Number of per-process counter slots */
+static int
+counter_slots(void)
+{
+	return MaxBackends + NUM_AUXILIARY_PROCS + max_prepared_xacts;
+}
+
+/* Shared memory needed */
+Size
+idgen_snowflake_shmem_size(void)
+{
+	return add_size(offsetof(SnowflakeShared, counters),
+					mul_size(counter_slots(), sizeof(IdgenCounter)));
+}
+
+/* Create or attach the shared state; caller holds AddinShmemInitLock */
+void
+idgen_snowflake_shmem_init(void)
+{
+	bool		found;
+
+	sf = ShmemInitStruct("idgen snowflake", idgen_snowflake_shmem_size(),
+						 &found);
+	if (!found)
+	{
+		pg_atomic_init_u64(&sf->state, 0);
+		pg_atomic_init_u64(&sf->reserved_end, 0);
+		pg_atomic_init_u64(&sf->wall_tick, 0);
+		pg_atomic_init_u64(&sf->clock_back, 0);
+		pg_atomic_init_u64(&sf->clock_waits, 0);
+		pg_atomic_init_u64(&sf->reserve_waits, 0);
+		pg_atomic_init_u32(&sf->worker_procno, INVALID_PGPROCNO);
+		ConditionVariableInit(&sf->reserve_cv);
+		sf->nslots = counter_slots();
+		for (int i = 0; i < sf->nslots; i++)
+			pg_atomic_init_u64(&sf->counters[i].issued, 0);
+	}
+}
+
+/* Wall clock in Unix microseconds */
+int64
+idgen_now_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64) ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+/* Largest tick that keeps the ID a positive bigint */
+static int64
+ts_max(const IdgenLayout *l)
+{
+	uint64		m = idgen_field_max(l->ts.bits);
+	uint64		cap = ((uint64) PG_INT64_MAX) >> l->ts.shift;
+
+	return (int64) Min(m, cap);
+}
+
+/* Wake the worker, if it runs */
+static void
+wake_worker(void)
+{
+	uint32		procno = pg_atomic_read_u32(&sf->worker_procno);
+
+	if (procno != INVALID_PGPROCNO)
+		SetLatch(&ProcGlobal->allProcs[procno].procLatch);
+}
+
+/* Note the wall clock tick; count a step back */
+static void
+note_wall_tick(int64 now_tick)
+{
+	uint64		seen = pg_atomic_read_u64(&sf->wall_tick);
+
+	if ((uint64) now_tick == seen)
+		return;
+	if ((uint64) now_tick < seen)
+		pg_atomic_fetch_add_u64(&sf->clock_back, 1);
+	pg_atomic_write_u64(&sf->wall_tick, (uint64) now_tick);
+}
+
+/* Checks made before each generation; errors for a misuse */
+static void
+check_can_generate(void)
+{
+	idgen_require_loaded();
+	if (idgen_node_id < 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("idgen.node_id is not set"),
+				 errdetail("Snowflake IDs carry the node id of the server that made them, and it has no default."),
+				 errhint("Set idgen.node_id in postgresql.conf to a number unique among your servers (0 to " UINT64_FORMAT " for layout \"%s\") and restart the server.",
+						 idgen_field_max(idgen_layout.node.bits), idgen_layout.name)));
+	if (RecoveryInProgress() && !idgen_allow_on_standby)
+		ereport(ERROR,
+				(errcode(ERRCODE_READ_ONLY_SQL_TRANSACTION),
+				 errmsg("cannot generate snowflake IDs during recovery"),
+				 errdetail("A standby usually has a copy of its primary's idgen.node_id, so its IDs could collide with the primary's."),
+				 errhint("Set idgen.allow_on_standby to on only if this server has a node id of its own.")));
+}
+
+/*
+ * Wait up to *left_ms for something; returns false when the time is up.
+ * With cv, sleeps on the condition variable, else on the latch.
+ */
+static bool
+bounded_wait(long want_ms, long *left_ms, ConditionVariable *cv)
+{
+	long		ms = Min(Max(want_ms, 1), *left_ms);
+
+	if (*left_ms <= 0)
+		return false;
+	if (cv)
+		ConditionVariableTimedSleep(cv, ms, IDGEN_WAIT_EVENT);
+	else
+	{
+		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+						 ms, IDGEN_WAIT_EVENT);
+		ResetLatch(MyLatch);
+	}
+	CHECK_FOR_INTERRUPTS();
+	*left_ms -= ms;
+	return true;
+}
+
+/* Next snowflake ID; see idgen.h */
+int64
+idgen_snowflake_next(int gene_bits, uint64 gene)
+{
+	const IdgenLayout *l = &idgen_layout;
+	int			s = l->seq.bits;
+	uint64		mask = idgen_field_max(s);
+	uint64		block = ((uint64) 1) << gene_bits;
+	int64		lead_max;
+	int64		tmax = ts_max(l);
+	long		clock_left = idgen_clock_wait_ms;
+	long		reserve_left = idgen_clock_wait_ms;
+	bool		waited_clock = false,
+				waited_reserve = false;
+	bool		on_cv = false;
+	uint64		old,
+				new;
+	int64		ntick,
+				now_tick;
+	uint64		idseq;
+
+	check_can_generate();
+	if (gene_bits > s)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("gene bits %d exceed the %d sequence bits of layout \"%s\"",
+						gene_bits, s, l->name)));
+	if (gene_bits > 0 && l->seq.shift != 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("layout \"%s\" cannot carry a gene", l->name),
+				 errdetail("A gene lives in the lowest bits of the ID, and this layout does not put the sequence there.")));
+	lead_max = (int64) idgen_max_lead_ms * 1000 / l->unit_us;
+
+	old = pg_atomic_read_u64(&sf->state);
+	for (;;)
+	{
+		int64		tick = (int64) (old >> s);
+		uint64		seq = old & mask;
+		uint64		start;
+
+		now_tick = idgen_tick_of(l, idgen_now_us());
+		if (now_tick < 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
+					 errmsg("the system clock is before the epoch of layout \"%s\"",
+							l->name)));
+		note_wall_tick(now_tick);
+
+		/* Successor: the next aligned block of sequence values */
+		start = (seq + block) & ~(block - 1);
+		if (start > mask - (block - 1))
+		{
+			ntick = Max(now_tick, tick + 1);
+			start = 0;
+		}
+		else
+			ntick = Max(now_tick, tick);
+		idseq = start | gene;
+
+		if (ntick > tmax)
+			ereport(ERROR,
+					(errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
+					 errmsg("snowflake timestamp overflows layout \"%s\"", l->name),
+					 errdetail("The layout's %d timestamp bits end at %s.",
+							   l->ts.bits,
+							   timestamptz_to_str(idgen_tick_start(l, tmax + 1) - UNIX_TO_PG_US))));
+
+		/* Too far ahead of the wall clock: wait for it, within bounds */
+		if (ntick - now_tick > lead_max)
+		{
+			if (!waited_clock)
+				pg_atomic_fetch_add_u64(&sf->clock_waits, 1);
+			waited_clock = true;
+			if (!bounded_wait((ntick - now_tick - lead_max) * l->unit_us / 1000,
+							  &clock_left, NULL))
+				ereport(ERROR,
+						(errcode(ERRCODE_SYSTEM_ERROR),
+						 errmsg("could not generate a snowflake ID: the system clock is " INT64_FORMAT " ms behind the generator",
+								(ntick - now_tick) * l->unit_us / 1000),
+						 errdetail("The system clock moved back, or IDs were requested faster than layout \"%s\" allows, and idgen.max_lead is %d ms.",
+								   l->name, idgen_max_lead_ms),
+						 errhint("Retry once the clock has caught up, or raise idgen.max_lead.")));
+			old = pg_atomic_read_u64(&sf->state);
+			continue;
+		}
+
+		/* Not yet covered by a durable reservation: wait for the worker */
+		if ((uint64) ntick >= pg_atomic_read_u64(&sf->reserved_end) &&
+			!RecoveryInProgress())
+		{
+			if (!waited_reserve)
+				pg_atomic_fetch_add_u64(&sf->reserve_waits, 1);
+			waited_reserve = true;
+			wake_worker();
+			if (!on_cv)
+				ConditionVariablePrepareToSleep(&sf->reserve_cv);
+			on_cv = true;
+			if (!bounded_wait(reserve_left, &reserve_left, &sf->reserve_cv))
+			{
+				ConditionVariableCancelSleep();
+				ereport(ERROR,
+						(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+						 errmsg("could not generate a snowflake ID: the idgen worker has not reserved its time range"),
+						 errdetail("IDs are handed out only after the worker has made a reservation durable in database \"%s\".",
+								   idgen_database),
+						 errhint("Make sure extension idgen is installed in the database named by idgen.database and that the \"idgen worker\" process is running.")));
+			}
+			old = pg_atomic_read_u64(&sf->state);
+			continue;
+		}
+
+		new = ((uint64) ntick << s) | (start + block - 1);
+		if (pg_atomic_compare_exchange_u64(&sf->state, &old, new))
+			break;
+	}
+	if (on_cv)
+		ConditionVariableCancelSleep();
+
+	/* Ask for more reservation while half of the margin is left */
+	if ((uint64) (ntick + IDGEN_RESERVE_AHEAD_MS * 500 / l->unit_us) >=
+		pg_atomic_read_u64(&sf->reserved_end))
+		wake_worker();
+
+	if (MyProc && MyProc->pgprocno < sf->nslots)
+	{
+		pg_atomic_uint64 *c = &sf->counters[MyProc->pgprocno].issued;
+
+		pg_atomic_write_u64(c, pg_atomic_read_u64(c) + 1);
+	}
+	return (int64) idgen_compose(l, ntick, (uint64) idgen_node_id, idseq);
+}
+
+/* Publish the worker's process number, or INVALID_PGPROCNO */
+void
+idgen_snowflake_set_worker(int pgprocno)
+{
+	pg_atomic_write_u32(&sf->worker_procno, (uint32) pgprocno);
+}
+
+/* Tick of the last ID issued */
+int64
+idgen_snowflake_top_tick(void)
+{
+	return (int64) (pg_atomic_read_u64(&sf->state) >> idgen_layout.seq.bits);
+}
+
+/* Make sure the next ID has a tick above tick */
+void
+idgen_snowflake_raise_floor(int64 tick)
+{
+	uint64		floor;
+	uint64		old;
+
+	if (tick < 0)
+		return;
+	floor = ((uint64) tick << idgen_layout.seq.bits) |
+		idgen_field_max(idgen_layout.seq.bits);
+	old = pg_atomic_read_u64(&sf->state);
+	while (old < floor &&
+		   !pg_atomic_compare_exchange_u64(&sf->state, &old, floor))
+		;
+}
+
+/* First tick not covered by the reservation */
+int64
+idgen_snowflake_reserved_end(void)
+{
+	return (int64) pg_atomic_read_u64(&sf->reserved_end);
+}
+
+/* A durable reservation now covers ticks below end_tick */
+void
+idgen_snowflake_publish_reservation(int64 end_tick)
+{
+	if ((uint64) end_tick > pg_atomic_read_u64(&sf->reserved_end))
+		pg_atomic_write_u64(&sf->reserved_end, (uint64) end_tick);
+	ConditionVariableBroadcast(&sf->reserve_cv);
+}
+
+/* Forget the reservation (the worker lost track of it) */
+void
+idgen_snowflake_revoke_reservation(void)
+{
+	pg_atomic_write_u64(&sf->reserved_end, 0);
+}
+
+PG_FUNCTION_INFO_V1(snowflake_nextval);
+
+/* SQL: idgen.snowflake_nextval() */
+Datum
+snowflake_nextval(PG_FUNCTION_ARGS)
+{
+	PG_RETURN_INT64(idgen_snowflake_next(0, 0));
+}
+
+PG_FUNCTION_INFO_V1(snowflake_status);
+
+/* SQL: idgen.snowflake_status(), one row of the generator's state */
+Datum
+snowflake_status(PG_FUNCTION_ARGS)
+{
+	const IdgenLayout *l = &idgen_layout;
+	TupleDesc	tupdesc;
+	Datum		values[10];
+	bool		nulls[10] = {0};
+	uint64		state;
+	int64		tick,
+				now_tick,
+				rend;
+	uint64		issued = 0;
+
+	idgen_require_loaded();
+	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
+		elog(ERROR, "return type must be a row type");
+
+	state = pg_atomic_read_u64(&sf->state);
+	tick = (int64) (state >> l->seq.bits);
+	now_tick = idgen_tick_of(l, idgen_now_us());
+	rend = (int64) pg_atomic_read_u64(&sf->reserved_end);
+	for (int i = 0; i < sf->nslots; i++)
+		issued += pg_atomic_read_u64(&sf->counters[i].issued);
+
+	if (idgen_node_id >= 0)
+		values[0] = Int32GetDatum(idgen_node_id);
+	else
+		nulls[0] = true;
+	values[1] = CStringGetTextDatum(idgen_layout_spec);
+	if (state != 0)
+	{
+		values[2] = TimestampTzGetDatum(idgen_tick_start(l, tick) - UNIX_TO_PG_US);
+		values[3] = Float8GetDatum((double) (tick - now_tick) * l->unit_us / 1000.0);
+	}
+	else
+		nulls[2] = nulls[3] = true;
+	if (rend > 0)
+		values[4] = TimestampTzGetDatum(idgen_tick_start(l, rend) - UNIX_TO_PG_US);
+	else
+		nulls[4] = true;
+	values[5] = Int64GetDatum((int64) issued);
+	values[6] = Int64GetDatum((int64) pg_atomic_read_u64(&sf->clock_back));
+	values[7] = Int64GetDatum((int64) pg_atomic_read_u64(&sf->clock_waits));
+	values[8] = Int64GetDatum((int64) pg_atomic_read_u64(&sf->reserve_waits));
+	values[9] = BoolGetDatum(pg_atomic_read_u32(&sf->worker_procno) != INVALID_PGPROCNO);
+	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));
+}
