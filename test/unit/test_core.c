@@ -1,0 +1,719 @@
+/*
+ * test_core.c
+ *		Unit tests of idgen's pure C core: layouts (layout.c), base62 and
+ *		friendly encodings (codec.c) and genes (gene.c).
+ *
+ * Plain C, no PostgreSQL.  Prints one line per failed check and a final
+ * "N passed, N failed" line; exits nonzero if any check failed.
+ *
+ * Example IDs of other systems come from their own documentation or tests:
+ * Discord's developer docs (snowflake 175928847299117063), Twitter's Tweet
+ * object docs (tweet 1050118621198921728, "Wed Oct 10 20:19:24 +0000 2018"),
+ * Baidu UidGenerator's README (UID 180363646902239241) and Vesta's API docs
+ * (time 12758739 = "Thu May 28 16:05:39 CST 2015").
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "codec.h"
+#include "gene.h"
+#include "layout.h"
+
+static int	passed = 0;
+static int	failed = 0;
+
+#define CHECK(cond) \
+	do { \
+		if (cond) \
+			passed++; \
+		else \
+		{ \
+			failed++; \
+			fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond); \
+		} \
+	} while (0)
+
+#define CHECK_I64(got, want) \
+	do { \
+		int64_t		g_ = (int64_t) (got), \
+					w_ = (int64_t) (want); \
+		if (g_ == w_) \
+			passed++; \
+		else \
+		{ \
+			failed++; \
+			fprintf(stderr, "%s:%d: %s is %" PRId64 ", expected %" PRId64 "\n", \
+					__FILE__, __LINE__, #got, g_, w_); \
+		} \
+	} while (0)
+
+#define CHECK_STR(got, want) \
+	do { \
+		const char *g_ = (got), \
+				   *w_ = (want); \
+		if (strcmp(g_, w_) == 0) \
+			passed++; \
+		else \
+		{ \
+			failed++; \
+			fprintf(stderr, "%s:%d: %s is \"%s\", expected \"%s\"\n", \
+					__FILE__, __LINE__, #got, g_, w_); \
+		} \
+	} while (0)
+
+#define MS_US(ms) ((int64_t) (ms) * 1000)
+
+/* Deterministic pseudo-random numbers (splitmix64) */
+static uint64_t rng_state = 0x1234567887654321u;
+
+static uint64_t
+rng(void)
+{
+	uint64_t	z = (rng_state += 0x9E3779B97F4A7C15u);
+
+	z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9u;
+	z = (z ^ (z >> 27)) * 0x94D049BB133111EBu;
+	return z ^ (z >> 31);
+}
+
+/* A layout by preset name or spec; aborts the test run if it does not parse */
+static IdgenLayout
+layout(const char *spec)
+{
+	IdgenLayout l;
+	char		err[256];
+
+	if (!idgen_layout_parse(spec, &l, err, sizeof(err)))
+	{
+		fprintf(stderr, "layout \"%s\" does not parse: %s\n", spec, err);
+		exit(2);
+	}
+	return l;
+}
+
+/* Whether spec fails to parse with an error message containing want */
+static bool
+layout_fails(const char *spec, const char *want)
+{
+	IdgenLayout l;
+	char		err[256] = "";
+
+	if (idgen_layout_parse(spec, &l, err, sizeof(err)))
+	{
+		fprintf(stderr, "layout \"%s\" parsed, expected an error\n", spec);
+		return false;
+	}
+	if (strstr(err, want) == NULL)
+	{
+		fprintf(stderr, "layout \"%s\": error \"%s\" lacks \"%s\"\n", spec, err, want);
+		return false;
+	}
+	return true;
+}
+
+/* Expected shape of a preset */
+typedef struct PresetShape
+{
+	const char *name;
+	int			ts_bits,
+				ts_shift,
+				node_bits,
+				node_shift,
+				seq_bits,
+				seq_shift;
+	int64_t		unit_us;
+	int64_t		epoch_ms;
+} PresetShape;
+
+static const PresetShape shapes[] = {
+	{"idgen", 41, 22, 10, 12, 12, 0, 1000, INT64_C(1704067200000)},
+	{"twitter", 41, 22, 10, 12, 12, 0, 1000, INT64_C(1288834974657)},
+	{"discord", 42, 22, 10, 12, 12, 0, 1000, INT64_C(1420070400000)},
+	{"sonyflake", 39, 24, 16, 0, 8, 16, 10000, INT64_C(1409529600000)},
+	{"vesta_max_peak", 30, 30, 10, 0, 20, 10, 1000000, INT64_C(1420041600000)},
+	{"vesta_min_granularity", 40, 20, 10, 0, 10, 10, 1000, INT64_C(1420041600000)},
+	{"uid_generator", 28, 35, 22, 13, 13, 0, 1000000, INT64_C(1463673600000)},
+};
+
+/* Every preset parses and has its documented shape */
+static void
+test_presets(void)
+{
+	int			n = 0;
+
+	for (const char *const *name = idgen_layout_preset_names; *name; name++)
+		n++;
+	CHECK_I64(n, (int) (sizeof(shapes) / sizeof(shapes[0])));
+
+	for (size_t i = 0; i < sizeof(shapes) / sizeof(shapes[0]); i++)
+	{
+		const PresetShape *s = &shapes[i];
+		IdgenLayout l = layout(s->name);
+		uint64_t	mask = 0;
+		const IdgenField *fields[3] = {&l.ts, &l.node, &l.seq};
+
+		CHECK(idgen_layout_preset(s->name) != NULL);
+		CHECK_STR(l.name, s->name);
+		CHECK_I64(l.ts.bits, s->ts_bits);
+		CHECK_I64(l.ts.shift, s->ts_shift);
+		CHECK_I64(l.node.bits, s->node_bits);
+		CHECK_I64(l.node.shift, s->node_shift);
+		CHECK_I64(l.seq.bits, s->seq_bits);
+		CHECK_I64(l.seq.shift, s->seq_shift);
+		CHECK_I64(l.unit_us, s->unit_us);
+		CHECK_I64(l.epoch_us, MS_US(s->epoch_ms));
+
+		/* fields do not overlap, fit 64 bits, and the timestamp is on top */
+		for (int f = 0; f < 3; f++)
+		{
+			uint64_t	m = idgen_field_max(fields[f]->bits) << fields[f]->shift;
+
+			CHECK(fields[f]->shift + fields[f]->bits <= 64);
+			CHECK((mask & m) == 0);
+			mask |= m;
+		}
+		for (int c = 0; c < l.nconsts; c++)
+		{
+			uint64_t	m = idgen_field_max(l.consts[c].bits) << l.consts[c].shift;
+
+			CHECK((mask & m) == 0);
+			mask |= m;
+		}
+		CHECK(l.ts.shift > l.node.shift && l.ts.shift > l.seq.shift);
+	}
+	CHECK(idgen_layout_preset("snowflake") == NULL);
+	CHECK(idgen_layout_preset("") == NULL);
+}
+
+/* Real IDs of each system decode to their documented parts */
+static void
+test_preset_vectors(void)
+{
+	IdgenLayout l;
+	IdgenParts	p;
+
+	/*
+	 * Discord developer docs, "Snowflakes": 175928847299117063 is
+	 * 2016-04-30 11:18:25.796 UTC, worker 1, process 0, increment 7.
+	 */
+	l = layout("discord");
+	idgen_decompose(&l, UINT64_C(175928847299117063), &p);
+	CHECK_I64(p.tick, INT64_C(41944705796));
+	CHECK_I64(idgen_tick_start(&l, p.tick), MS_US(INT64_C(1462015105796)));
+	CHECK_I64(p.seq, 7);
+	CHECK_I64(idgen_field_get(&l.parts[0], p.node), 1);	/* worker */
+	CHECK_I64(idgen_field_get(&l.parts[1], p.node), 0);	/* process */
+	CHECK_STR(l.parts[0].name, "worker");
+	CHECK_STR(l.parts[1].name, "process");
+	CHECK_I64(idgen_compose(&l, p.tick, p.node, p.seq), INT64_C(175928847299117063));
+
+	/*
+	 * Twitter Tweet object docs: tweet 1050118621198921728 was created "Wed
+	 * Oct 10 20:19:24 +0000 2018"; the ID has 20:19:24.211, datacenter 10,
+	 * worker 27, sequence 0.
+	 */
+	l = layout("twitter");
+	idgen_decompose(&l, UINT64_C(1050118621198921728), &p);
+	CHECK_I64(idgen_tick_start(&l, p.tick), MS_US(INT64_C(1539202764211)));
+	CHECK_I64(idgen_tick_start(&l, p.tick) / 1000000, INT64_C(1539202764));
+	CHECK_I64(idgen_field_get(&l.parts[0], p.node), 10);	/* datacenter */
+	CHECK_I64(idgen_field_get(&l.parts[1], p.node), 27);	/* worker */
+	CHECK_I64(p.seq, 0);
+
+	/*
+	 * Vesta API docs: time 12758739 is "Thu May 28 16:05:39 CST 2015", i.e.
+	 * 08:05:39 UTC.  (The docs' example ID 3456526092514361344 predates the
+	 * current bit order, so only its time is used; the ID below is what the
+	 * current IdConverterImpl builds for machine 1022, sequence 0, method 0.)
+	 */
+	l = layout("vesta_max_peak");
+	CHECK_I64(idgen_tick_start(&l, 12758739), INT64_C(1432800339) * 1000000);
+	CHECK_I64(idgen_compose(&l, 12758739, 1022, 0), INT64_C(13699591685800958));
+	idgen_decompose(&l, UINT64_C(13699591685800958), &p);
+	CHECK_I64(p.tick, 12758739);
+	CHECK_I64(p.node, 1022);
+	CHECK_I64(p.seq, 0);
+	l = layout("vesta_min_granularity");
+	CHECK_I64(idgen_field_get(&l.consts[1], idgen_compose(&l, 1, 2, 3)), 1);	/* type */
+	CHECK_STR(l.consts[1].name, "type");
+
+	/*
+	 * Baidu UidGenerator README: UID 180363646902239241 parses to
+	 * {"timestamp":"2017-01-19 12:15:46","workerId":"4","sequence":"9"} with
+	 * the README's own settings timeBits 29, workerBits 21, seqBits 13 and
+	 * epochStr "2016-09-20", both in the JVM's +08:00.
+	 */
+	l = layout("ts=29,node=21,seq=13,unit=1s,epoch=2016-09-19T16:00:00Z");
+	idgen_decompose(&l, UINT64_C(180363646902239241), &p);
+	CHECK_I64(idgen_tick_start(&l, p.tick), INT64_C(1484799346) * 1000000);
+	CHECK_I64(p.node, 4);
+	CHECK_I64(p.seq, 9);
+
+	/*
+	 * DefaultUidGenerator's javadoc: the default 28 bits last "until to
+	 * 2024-11-20 21:24:16" (+08:00), i.e. 13:24:16 UTC.
+	 */
+	l = layout("uid_generator");
+	CHECK_I64(idgen_tick_start(&l, INT64_C(1) << 28), INT64_C(1732109056) * 1000000);
+
+	/*
+	 * Sonyflake publishes no fixed example; this one follows sonyflake.go's
+	 * toID: 2023-09-01T00:00:00Z is 28399680000 ticks of 10 ms after
+	 * 2014-09-01, sequence 0, machine 1.
+	 */
+	l = layout("sonyflake");
+	CHECK_I64(idgen_tick_of(&l, MS_US(INT64_C(1693526400000))), INT64_C(28399680000));
+	CHECK_I64(idgen_compose(&l, INT64_C(28399680000), 1, 0), INT64_C(476467565690880001));
+	idgen_decompose(&l, UINT64_C(476467565690880001), &p);
+	CHECK_I64(p.node, 1);
+	CHECK_I64(p.seq, 0);
+	CHECK_I64(idgen_compose(&l, 0, 0, 1), INT64_C(1) << 16);	/* seq above machine */
+
+	/* idgen: 41/10/12 from 2024-01-01 */
+	l = layout("idgen");
+	CHECK_I64(idgen_compose(&l, 1000, 1, 5), INT64_C(4194308101));
+	CHECK_I64(idgen_tick_start(&l, 1000), MS_US(INT64_C(1704067201000)));
+}
+
+/* Custom specs: valid ones and every kind of error */
+static void
+test_custom_specs(void)
+{
+	IdgenLayout l;
+
+	l = layout("ts=41,node=10,seq=12,unit=1ms,epoch=2024-01-01");
+	CHECK_STR(l.name, "custom");
+	CHECK_I64(l.ts.shift, 22);
+	CHECK_I64(l.node.shift, 12);
+	CHECK_I64(l.seq.shift, 0);
+	CHECK_I64(l.epoch_us, MS_US(INT64_C(1704067200000)));
+	CHECK_I64(l.unit_us, 1000);
+
+	/* fields in the order given: here the sequence sits above the node */
+	l = layout("ts=39,seq=8,node=16,unit=10ms,epoch=2014-09-01T00:00:00Z");
+	CHECK_I64(l.ts.shift, 24);
+	CHECK_I64(l.seq.shift, 16);
+	CHECK_I64(l.node.shift, 0);
+	CHECK_I64(l.unit_us, 10000);
+	CHECK_I64(l.epoch_us, MS_US(INT64_C(1409529600000)));
+
+	l = layout("ts=40,node=0,seq=8,unit=100us,epoch=1700000000123");
+	CHECK_I64(l.epoch_us, MS_US(INT64_C(1700000000123)));
+	CHECK_I64(l.unit_us, 100);
+	CHECK_I64(l.node.bits, 0);
+	l = layout("ts=30,node=10,seq=10,unit=1s,epoch=2015-01-01 08:30:15.250Z");
+	CHECK_I64(l.epoch_us, MS_US(INT64_C(1420101015250)));
+	l = layout("ts=30,node=10,seq=10,unit=2s,epoch=1960-02-29");
+	CHECK_I64(l.epoch_us, INT64_C(-310521600) * 1000000);
+
+	CHECK(layout_fails("", "empty"));
+	CHECK(layout_fails("snowflake", "unknown layout"));
+	CHECK(layout_fails("ts=41,node,seq=12,unit=1ms,epoch=2024-01-01", "not key=value"));
+	CHECK(layout_fails("ts=41,ts=10,seq=12,unit=1ms,epoch=2024-01-01", "given twice"));
+	CHECK(layout_fails("ts=41,node=x,seq=12,unit=1ms,epoch=2024-01-01", "width"));
+	CHECK(layout_fails("ts=41,node=64,seq=12,unit=1ms,epoch=2024-01-01", "width"));
+	CHECK(layout_fails("ts=41,node=-1,seq=12,unit=1ms,epoch=2024-01-01", "width"));
+	CHECK(layout_fails("ts=41,node=10,seq=12,unit=1ms,epoch=2024-01-01,foo=1", "unknown layout key"));
+	CHECK(layout_fails("ts=41,node=10,unit=1ms,epoch=2024-01-01", "ts, node and seq"));
+	CHECK(layout_fails("ts=41,node=10,seq=12,epoch=2024-01-01", "unit and an epoch"));
+	CHECK(layout_fails("ts=41,node=10,seq=12,unit=1ms", "unit and an epoch"));
+	CHECK(layout_fails("ts=7,node=10,seq=12,unit=1ms,epoch=2024-01-01", "at least 8"));
+	CHECK(layout_fails("ts=41,node=10,seq=0,unit=1ms,epoch=2024-01-01", "at least 8"));
+	CHECK(layout_fails("ts=42,node=10,seq=12,unit=1ms,epoch=2024-01-01", "64 bits"));
+	CHECK(layout_fails("node=10,ts=41,seq=12,unit=1ms,epoch=2024-01-01", "start with the timestamp"));
+	CHECK(layout_fails("ts=41,node=10,seq=12,unit=1h,epoch=2024-01-01", "unit"));
+	CHECK(layout_fails("ts=41,node=10,seq=12,unit=0ms,epoch=2024-01-01", "unit"));
+	CHECK(layout_fails("ts=41,node=10,seq=12,unit=ms,epoch=2024-01-01", "unit"));
+	CHECK(layout_fails("ts=41,node=10,seq=12,unit=1ms,unit=1ms,epoch=2024-01-01", "unit"));
+	CHECK(layout_fails("ts=41,node=10,seq=12,unit=1ms,epoch=2024-13-01", "epoch"));
+	CHECK(layout_fails("ts=41,node=10,seq=12,unit=1ms,epoch=2024-01-01T25:00:00", "epoch"));
+	CHECK(layout_fails("ts=41,node=10,seq=12,unit=1ms,epoch=2024-01-01junk", "epoch"));
+	CHECK(layout_fails("ts=41,node=10,seq=12,unit=1ms,epoch=yesterday", "epoch"));
+	{
+		char		longspec[400];
+
+		memset(longspec, 'x', sizeof(longspec) - 1);
+		longspec[sizeof(longspec) - 1] = '\0';
+		longspec[1] = '=';
+		CHECK(layout_fails(longspec, "too long"));
+	}
+}
+
+/* compose/decompose are inverses within every field's range */
+static void
+test_round_trips(void)
+{
+	const char *specs[] = {"idgen", "twitter", "discord", "sonyflake",
+		"vesta_max_peak", "vesta_min_granularity", "uid_generator",
+	"ts=39,seq=8,node=16,unit=10ms,epoch=2014-09-01"};
+
+	for (size_t i = 0; i < sizeof(specs) / sizeof(specs[0]); i++)
+	{
+		IdgenLayout l = layout(specs[i]);
+		int			bad = 0;
+
+		for (int k = 0; k < 2000; k++)
+		{
+			int64_t		tick = (int64_t) (rng() & idgen_field_max(l.ts.bits));
+			uint64_t	node = rng() & idgen_field_max(l.node.bits);
+			uint64_t	seq = rng() & idgen_field_max(l.seq.bits);
+			IdgenParts	p;
+
+			idgen_decompose(&l, idgen_compose(&l, tick, node, seq), &p);
+			if (p.tick != tick || p.node != node || p.seq != seq)
+				bad++;
+		}
+		CHECK_I64(bad, 0);
+	}
+}
+
+/* tick_of floors, before and after the epoch */
+static void
+test_tick_of(void)
+{
+	IdgenLayout l = layout("sonyflake");
+	int64_t		e = l.epoch_us;
+
+	CHECK_I64(idgen_tick_of(&l, e), 0);
+	CHECK_I64(idgen_tick_of(&l, e + 9999), 0);
+	CHECK_I64(idgen_tick_of(&l, e + 10000), 1);
+	CHECK_I64(idgen_tick_of(&l, e - 1), -1);
+	CHECK_I64(idgen_tick_of(&l, e - 10000), -1);
+	CHECK_I64(idgen_tick_of(&l, e - 10001), -2);
+	CHECK_I64(idgen_tick_start(&l, -2), e - 20000);
+	for (int k = 0; k < 1000; k++)
+	{
+		int64_t		us = e + (int64_t) (rng() % 2000000000) - 1000000000;
+		int64_t		t = idgen_tick_of(&l, us);
+
+		CHECK(idgen_tick_start(&l, t) <= us && us < idgen_tick_start(&l, t + 1));
+	}
+}
+
+/* base62: known values, order, errors */
+static void
+test_base62(void)
+{
+	char		buf[IDGEN_BASE62_LEN + 1];
+	char		prev[IDGEN_BASE62_LEN + 1];
+	int64_t		v;
+	IdgenCodecError err;
+	int			bad = 0;
+
+	CHECK(idgen_base62_encode(0, buf));
+	CHECK_STR(buf, "00000000000");
+	CHECK(idgen_base62_encode(61, buf));
+	CHECK_STR(buf, "0000000000z");
+	CHECK(idgen_base62_encode(62, buf));
+	CHECK_STR(buf, "00000000010");
+	CHECK(idgen_base62_encode(INT64_C(99158770), buf));
+	CHECK_STR(buf, "0000006i3j0");
+	CHECK(idgen_base62_encode(INT64_C(175928847299117063), buf));
+	CHECK_STR(buf, "0Czks0tP37X");
+	CHECK(idgen_base62_encode(INT64_MAX, buf));
+	CHECK_STR(buf, "AzL8n0Y58m7");
+	CHECK(!idgen_base62_encode(-1, buf));
+	CHECK(!idgen_base62_encode(INT64_MIN, buf));
+
+	CHECK(idgen_base62_decode("AzL8n0Y58m7", 11, &v, &err));
+	CHECK_I64(v, INT64_MAX);
+	CHECK(idgen_base62_decode("00000000000", 11, &v, &err));
+	CHECK_I64(v, 0);
+	CHECK(idgen_base62_decode("0Czks0tP37X", 11, &v, &err));
+	CHECK_I64(v, INT64_C(175928847299117063));
+
+	CHECK(!idgen_base62_decode("AzL8n0Y58m8", 11, &v, &err) && err.range);
+	CHECK(!idgen_base62_decode("zzzzzzzzzzz", 11, &v, &err) && err.range);
+	CHECK(!idgen_base62_decode("B0000000000", 11, &v, &err) && err.range);
+	CHECK(!idgen_base62_decode("0000000000", 10, &v, &err) && !err.range);
+	CHECK(strstr(err.detail, "exactly 11") != NULL);
+	CHECK(!idgen_base62_decode("000000000000", 12, &v, &err) && !err.range);
+	CHECK(!idgen_base62_decode("", 0, &v, &err) && !err.range);
+	CHECK(!idgen_base62_decode("00000-00000", 11, &v, &err) && !err.range);
+	CHECK(strstr(err.detail, "Character 6") != NULL);
+	CHECK(!idgen_base62_decode(" 0000000000", 11, &v, &err) && !err.range);
+	CHECK(!idgen_base62_decode("0000000000\0", 11, &v, &err) && !err.range);
+	CHECK(!idgen_base62_decode("0000000000\xc3", 11, &v, &err) && !err.range);
+
+	/* round trip, and text order equals numeric order */
+	CHECK(idgen_base62_encode(0, prev));
+	for (int k = 0; k < 5000; k++)
+	{
+		int64_t		a = (int64_t) (rng() >> (1 + rng() % 63));
+		int64_t		b = (int64_t) (rng() >> (1 + rng() % 63));
+		char		ea[IDGEN_BASE62_LEN + 1],
+					eb[IDGEN_BASE62_LEN + 1];
+		int			c;
+
+		if (!idgen_base62_encode(a, ea) || !idgen_base62_encode(b, eb) ||
+			!idgen_base62_decode(ea, strlen(ea), &v, &err) || v != a)
+		{
+			bad++;
+			continue;
+		}
+		c = strcmp(ea, eb);
+		if ((a < b && c >= 0) || (a > b && c <= 0) || (a == b && c != 0))
+			bad++;
+	}
+	CHECK_I64(bad, 0);
+}
+
+/* Encode then decode under l; true if both work and give back id and text */
+static bool
+friendly_round_trip(const IdgenLayout *l, int64_t id)
+{
+	char		buf[IDGEN_FRIENDLY_MAXLEN + 1];
+	int64_t		back;
+	IdgenCodecError err;
+
+	if (!idgen_friendly_encode(l, id, buf, sizeof(buf), &err))
+		return false;
+	if (!idgen_friendly_decode(l, buf, strlen(buf), &back, &err))
+	{
+		fprintf(stderr, "friendly \"%s\" does not decode: %s\n", buf, err.detail);
+		return false;
+	}
+	return back == id;
+}
+
+/* Whether text fails to decode under l, with the given range flag */
+static bool
+friendly_fails(const IdgenLayout *l, const char *text, bool range)
+{
+	int64_t		v;
+	IdgenCodecError err;
+
+	if (idgen_friendly_decode(l, text, strlen(text), &v, &err))
+	{
+		fprintf(stderr, "friendly \"%s\" decoded to %" PRId64 "\n", text, v);
+		return false;
+	}
+	if (err.range != range)
+	{
+		fprintf(stderr, "friendly \"%s\": range is %d (%s)\n", text, err.range, err.detail);
+		return false;
+	}
+	return true;
+}
+
+/* Friendly form: known values, round trips, every error */
+static void
+test_friendly(void)
+{
+	IdgenLayout l;
+	char		buf[IDGEN_FRIENDLY_MAXLEN + 1];
+	int64_t		v;
+	IdgenCodecError err;
+
+	l = layout("discord");
+	CHECK(idgen_friendly_encode(&l, INT64_C(175928847299117063), buf, sizeof(buf), &err));
+	CHECK_STR(buf, "20160430111825796-32-7");
+	CHECK(idgen_friendly_decode(&l, buf, strlen(buf), &v, &err));
+	CHECK_I64(v, INT64_C(175928847299117063));
+
+	l = layout("twitter");
+	CHECK(idgen_friendly_encode(&l, INT64_C(1050118621198921728), buf, sizeof(buf), &err));
+	CHECK_STR(buf, "20181010201924211-347-0");
+
+	l = layout("uid_generator");
+	CHECK(idgen_friendly_encode(&l, 0, buf, sizeof(buf), &err));
+	CHECK_STR(buf, "20160519160000000-0-0");
+
+	l = layout("idgen");
+	CHECK(idgen_friendly_encode(&l, INT64_C(4194308101), buf, sizeof(buf), &err));
+	CHECK_STR(buf, "20240101000001000-1-5");
+	CHECK(idgen_friendly_decode(&l, "20240101000001000-1-5", 21, &v, &err));
+	CHECK_I64(v, INT64_C(4194308101));
+	CHECK(idgen_friendly_decode(&l, "20240101000000000-0-0", 21, &v, &err));
+	CHECK_I64(v, 0);
+	CHECK(idgen_friendly_decode(&l, "20240229235959999-1023-4095", 27, &v, &err));
+	CHECK(friendly_round_trip(&l, v));
+	CHECK(friendly_round_trip(&l, INT64_MAX));
+	CHECK(idgen_friendly_encode(&l, INT64_MAX, buf, sizeof(buf), &err));
+	CHECK_STR(buf, "20930906154735551-1023-4095");
+
+	/* syntax */
+	CHECK(friendly_fails(&l, "", false));
+	CHECK(friendly_fails(&l, "2024010100000100-1-5", false));
+	CHECK(friendly_fails(&l, "20240101000001000", false));
+	CHECK(friendly_fails(&l, "20240101000001000-1", false));
+	CHECK(friendly_fails(&l, "20240101000001000-1-", false));
+	CHECK(friendly_fails(&l, "20240101000001000--5", false));
+	CHECK(friendly_fails(&l, "20240101000001000-1-5 ", false));
+	CHECK(friendly_fails(&l, " 20240101000001000-1-5", false));
+	CHECK(friendly_fails(&l, "20240101000001000-1-5-", false));
+	CHECK(friendly_fails(&l, "20240101000001000-01-5", false));
+	CHECK(friendly_fails(&l, "20240101000001000-1-05", false));
+	CHECK(friendly_fails(&l, "20240101000001000-+1-5", false));
+	CHECK(friendly_fails(&l, "20240101000001000-1--5", false));
+	CHECK(friendly_fails(&l, "2024-01-01T000001000-1-5", false));
+	CHECK(friendly_fails(&l, "20240101000001000_1_5", false));
+	/* calendar */
+	CHECK(friendly_fails(&l, "20241301000001000-1-5", false));
+	CHECK(friendly_fails(&l, "20240001000001000-1-5", false));
+	CHECK(friendly_fails(&l, "20240100000001000-1-5", false));
+	CHECK(friendly_fails(&l, "20250229000001000-1-5", false));
+	CHECK(friendly_fails(&l, "20240230000001000-1-5", false));
+	CHECK(friendly_fails(&l, "20240431000001000-1-5", false));
+	CHECK(friendly_fails(&l, "20240101240000000-1-5", false));
+	CHECK(friendly_fails(&l, "20240101006000000-1-5", false));
+	CHECK(friendly_fails(&l, "20240101000060000-1-5", false));
+	/* range */
+	CHECK(friendly_fails(&l, "20231231235959999-1-5", true));
+	CHECK(friendly_fails(&l, "20930906154735552-0-0", true));
+	CHECK(friendly_fails(&l, "99991231235959999-0-0", true));
+	CHECK(friendly_fails(&l, "20240101000001000-1024-5", true));
+	CHECK(friendly_fails(&l, "20240101000001000-1-4096", true));
+	CHECK(friendly_fails(&l, "20240101000001000-18446744073709551616-5", true));
+	CHECK(friendly_fails(&l, "20240101000001000-1-99999999999999999999999999", true));
+	CHECK(!idgen_friendly_decode(&l, "20240101000001000-1-99999999999999999999999999", 46, &v, &err));
+	CHECK(strstr(err.detail, "sequence") != NULL);
+
+	/* not on a tick boundary: sonyflake ticks are 10 ms */
+	l = layout("sonyflake");
+	CHECK(friendly_fails(&l, "20230901000000001-1-0", false));
+	CHECK(idgen_friendly_decode(&l, "20230901000000010-1-0", 21, &v, &err));
+	CHECK_I64(v, INT64_C(476467565690880001) + (INT64_C(1) << 24));
+	CHECK(friendly_fails(&l, "20140831235959990-0-0", true));
+
+	/* seconds layouts */
+	l = layout("vesta_max_peak");
+	CHECK(idgen_friendly_decode(&l, "20150528080539000-1022-0", 24, &v, &err));
+	CHECK_I64(v, INT64_C(13699591685800958));
+	CHECK(friendly_fails(&l, "20150528080539500-1022-0", false));
+	CHECK(friendly_fails(&l, "20150528080539000-1024-0", true));
+
+	/* IDs whose bits the layout does not carry have no friendly form */
+	CHECK(!idgen_friendly_encode(&l, INT64_C(13699591685800958) | (INT64_C(2) << 60),
+								 buf, sizeof(buf), &err));
+	CHECK(strstr(err.detail, "outside") != NULL);
+	l = layout("idgen");
+	CHECK(!idgen_friendly_encode(&l, -1, buf, sizeof(buf), &err));
+	l = layout("ts=40,node=10,seq=12,unit=1ms,epoch=2024-01-01");
+	CHECK(!idgen_friendly_encode(&l, INT64_C(1) << 62, buf, sizeof(buf), &err));
+	CHECK(friendly_round_trip(&l, (INT64_C(1) << 62) - 1));
+
+	/* sub-millisecond ticks cannot be shown */
+	l = layout("ts=40,node=10,seq=12,unit=100us,epoch=2024-01-01");
+	CHECK(!idgen_friendly_encode(&l, 0, buf, sizeof(buf), &err));
+	CHECK(strstr(err.detail, "whole milliseconds") != NULL);
+	CHECK(friendly_fails(&l, "20240101000000000-0-0", false));
+
+	/* years past 9999 */
+	l = layout("ts=50,node=1,seq=12,unit=1s,epoch=2024-01-01");
+	CHECK(!idgen_friendly_encode(&l, INT64_C(1) << 61, buf, sizeof(buf), &err) && err.range);
+	CHECK(friendly_round_trip(&l, INT64_C(1) << 30));
+
+	/* epoch before 1970 */
+	l = layout("ts=41,node=10,seq=12,unit=1ms,epoch=1900-01-01");
+	CHECK(idgen_friendly_encode(&l, 0, buf, sizeof(buf), &err));
+	CHECK_STR(buf, "19000101000000000-0-0");
+	CHECK(friendly_round_trip(&l, INT64_C(123456789) << 22));
+
+	/* random round trips in every preset */
+	for (const char *const *name = idgen_layout_preset_names; *name; name++)
+	{
+		int			bad = 0;
+
+		l = layout(*name);
+		for (int k = 0; k < 2000; k++)
+		{
+			int64_t		tick = (int64_t) (rng() % (idgen_field_max(l.ts.bits) >> 1));
+			uint64_t	node = rng() & idgen_field_max(l.node.bits);
+			uint64_t	seq = rng() & idgen_field_max(l.seq.bits);
+
+			if (!friendly_round_trip(&l, (int64_t) idgen_compose(&l, tick, node, seq)))
+				bad++;
+		}
+		CHECK_I64(bad, 0);
+	}
+}
+
+/* Java String.hashCode() and genes */
+static void
+test_genes(void)
+{
+	/* hashCode() values printed by OpenJDK 17 for the same strings */
+	static const struct
+	{
+		const char *utf8;
+		int32_t		hash;
+	}			java[] = {
+		{"", 0},
+		{"hello", 99162322},
+		{"testroy", -1422437366},
+		{"a", 97},
+		{"Aa", 2112},
+		{"BB", 2112},
+		{"polygenelubricants", INT32_MIN},
+		{"\xc3\xa9", 233},		/* é */
+		{"Z\xc3\xbcrich", -1482116162},	/* Zürich */
+		{"\xe6\x97\xa5\xe6\x9c\xac\xe8\xaa\x9e", 25921943},	/* 日本語 */
+		{"\xf0\x9f\x98\x80", 1772899},	/* U+1F600, two UTF-16 units */
+		{"a\xf0\x9f\x98\x80" "b", 57849694},
+		{"\xf0\x9f\x98\x80\xf0\x9f\x98\x80", 1705528838},
+		{"user_123", -266208322},
+		{"\xc3\xbf", 255},
+		{"\xe0\xa0\x80", 2048},	/* U+0800 */
+		{"\xef\xbf\xbf", 65535},	/* U+FFFF */
+		{"\xf0\x90\x80\x80", 1770496},	/* U+10000 */
+		{"\xf4\x8f\xbf\xbf", 1803232},	/* U+10FFFF */
+	};
+	static const char *const bad_utf8[] = {
+		"\x80", "a\xbf", "\xc0\x80", "\xc1\xbf", "\xe0\x80\x80", "\xe0\x9f\xbf",
+		"\xed\xa0\x80", "\xed\xbf\xbf", "\xf0\x80\x80\x80", "\xf0\x8f\xbf\xbf",
+		"\xf4\x90\x80\x80", "\xf5\x80\x80\x80", "\xf8\x88\x80\x80\x80", "\xff",
+		"\xc3", "\xe6\x97", "\xf0\x9f\x98", "\xc3\x28", "\xe6\x28\xa5",
+	};
+	int32_t		h,
+				g;
+
+	for (size_t i = 0; i < sizeof(java) / sizeof(java[0]); i++)
+	{
+		CHECK(idgen_java_hash(java[i].utf8, strlen(java[i].utf8), &h));
+		CHECK_I64(h, java[i].hash);
+		for (int bits = IDGEN_GENE_MIN_BITS; bits <= IDGEN_GENE_MAX_BITS; bits++)
+		{
+			CHECK(idgen_gene_of_text(java[i].utf8, strlen(java[i].utf8), bits, &g));
+			CHECK_I64(g, (int64_t) ((uint32_t) java[i].hash & ((UINT32_C(1) << bits) - 1)));
+		}
+	}
+	for (size_t i = 0; i < sizeof(bad_utf8) / sizeof(bad_utf8[0]); i++)
+	{
+		CHECK(!idgen_java_hash(bad_utf8[i], strlen(bad_utf8[i]), &h));
+		CHECK(!idgen_gene_of_text(bad_utf8[i], strlen(bad_utf8[i]), 3, &g));
+	}
+	/* an embedded NUL is a character like any other (Java: "a\0b") */
+	CHECK(idgen_java_hash("a\0b", 3, &h));
+	CHECK_I64(h, 97 * 31 * 31 + 98);
+
+	/* the seed vector: 'testroy', 3 bits -> gene 2; origin 12394846 -> 99158770 */
+	CHECK(idgen_gene_of_text("testroy", 7, 3, &g));
+	CHECK_I64(g, 2);
+	CHECK_I64((INT64_C(12394846) << 3) | g, INT64_C(99158770));
+
+	/* integer keys: their own low bits, two's complement for negatives */
+	CHECK_I64(idgen_gene_of_int(12345, 4), 12345 % 16);
+	CHECK_I64(idgen_gene_of_int(-1, 3), 7);
+	CHECK_I64(idgen_gene_of_int(INT64_MIN, 31), 0);
+	CHECK_I64(idgen_gene_of_int(INT64_MAX, 31), INT32_MAX);
+	CHECK_I64(idgen_gene_mask(1), 1);
+	CHECK_I64(idgen_gene_mask(31), INT32_MAX);
+}
+
+int
+main(void)
+{
+	test_presets();
+	test_preset_vectors();
+	test_custom_specs();
+	test_round_trips();
+	test_tick_of();
+	test_base62();
+	test_friendly();
+	test_genes();
+	printf("%d passed, %d failed\n", passed, failed);
+	return failed == 0 ? 0 : 1;
+}
