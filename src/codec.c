@@ -21,15 +21,27 @@ static const char base62_digits[] =
 #define US_PER_MS	INT64_C(1000)
 #define MS_PER_DAY	INT64_C(86400000)
 
+/* Kinds of failure, see IdgenCodecError */
+typedef enum
+{
+	SYNTAX,
+	RANGE,
+	LAYOUT
+} FailKind;
+
+static bool fail(IdgenCodecError *err, FailKind kind, const char *fmt,...)
+			__attribute__((format(printf, 3, 4)));
+
 /* Fill in an error */
 static bool
-fail(IdgenCodecError *err, bool range, const char *fmt,...)
+fail(IdgenCodecError *err, FailKind kind, const char *fmt,...)
 {
 	va_list		ap;
 
 	if (err == NULL)
 		return false;
-	err->range = range;
+	err->range = kind == RANGE;
+	err->layout = kind == LAYOUT;
 	va_start(ap, fmt);
 	vsnprintf(err->detail, sizeof(err->detail), fmt, ap);
 	va_end(ap);
@@ -75,7 +87,7 @@ idgen_base62_decode(const char *s, size_t len, int64_t *id,
 	uint64_t	v = 0;
 
 	if (len != IDGEN_BASE62_LEN)
-		return fail(err, false,
+		return fail(err, SYNTAX,
 					"A base62 ID has exactly %d characters, not %zu.",
 					IDGEN_BASE62_LEN, len);
 	for (size_t i = 0; i < len; i++)
@@ -83,16 +95,16 @@ idgen_base62_decode(const char *s, size_t len, int64_t *id,
 		int			d = base62_value((unsigned char) s[i]);
 
 		if (d < 0)
-			return fail(err, false,
+			return fail(err, SYNTAX,
 						"Character %zu is not a base62 digit (0-9, A-Z, a-z).",
 						i + 1);
 		if (v > (UINT64_MAX - (uint64_t) d) / 62)
-			return fail(err, true,
+			return fail(err, RANGE,
 						"The value is larger than the largest bigint, whose base62 form is \"AzL8n0Y58m7\".");
 		v = v * 62 + (uint64_t) d;
 	}
 	if (v > (uint64_t) INT64_MAX)
-		return fail(err, true,
+		return fail(err, RANGE,
 					"The value is larger than the largest bigint, whose base62 form is \"AzL8n0Y58m7\".");
 	*id = (int64_t) v;
 	return true;
@@ -164,7 +176,7 @@ friendly_layout_ok(const IdgenLayout *l, IdgenCodecError *err)
 {
 	if (l->unit_us <= 0 || l->unit_us % US_PER_MS != 0 ||
 		l->epoch_us % US_PER_MS != 0)
-		return fail(err, false,
+		return fail(err, LAYOUT,
 					"Layout \"%s\" has ticks that do not start on whole milliseconds, which the friendly form cannot show.",
 					l->name);
 	return true;
@@ -189,19 +201,19 @@ idgen_friendly_encode(const IdgenLayout *l, int64_t id, char *out,
 		return false;
 	idgen_decompose(l, (uint64_t) id, &p);
 	if (idgen_compose(l, p.tick, p.node, p.seq) != (uint64_t) id)
-		return fail(err, false,
+		return fail(err, RANGE,
 					"ID %" PRId64 " has bits outside the timestamp, node and sequence of layout \"%s\", which the friendly form would lose.",
 					id, l->name);
 	if (__builtin_mul_overflow(p.tick, l->unit_us, &us) ||
 		__builtin_add_overflow(us, l->epoch_us, &us))
-		return fail(err, true,
+		return fail(err, RANGE,
 					"The time of ID %" PRId64 " is outside the years 0000 to 9999.", id);
 	ms = us / US_PER_MS;		/* exact: both terms are whole milliseconds */
 	days = floor_div(ms, MS_PER_DAY);
 	msofday = ms - days * MS_PER_DAY;
 	civil_from_days(days, &y, &mo, &d);
 	if (y < 0 || y > 9999)
-		return fail(err, true,
+		return fail(err, RANGE,
 					"The time of ID %" PRId64 " is outside the years 0000 to 9999.", id);
 	n = snprintf(out, outlen, "%04d%02d%02d%02d%02d%02d%03d-%" PRIu64 "-%" PRIu64,
 				 (int) y, mo, d,
@@ -209,7 +221,7 @@ idgen_friendly_encode(const IdgenLayout *l, int64_t id, char *out,
 				 (int) (msofday / 1000 % 60), (int) (msofday % 1000),
 				 p.node, p.seq);
 	if (n < 0 || (size_t) n >= outlen)
-		return fail(err, false, "The output buffer is too small.");
+		return fail(err, RANGE, "The output buffer is too small.");
 	return true;
 }
 
@@ -284,17 +296,17 @@ idgen_friendly_decode(const IdgenLayout *l, const char *s, size_t len,
 
 	for (size_t i = 0; i < 17; i++)
 		if (i >= len || s[i] < '0' || s[i] > '9')
-			return fail(err, false, FRIENDLY_SYNTAX);
+			return fail(err, SYNTAX, FRIENDLY_SYNTAX);
 	if (pos >= len || s[pos] != '-')
-		return fail(err, false, FRIENDLY_SYNTAX);
+		return fail(err, SYNTAX, FRIENDLY_SYNTAX);
 	pos++;
 	rc_node = parse_number(s, len, &pos, &node);
 	if (rc_node == 1 || pos >= len || s[pos] != '-')
-		return fail(err, false, FRIENDLY_SYNTAX);
+		return fail(err, SYNTAX, FRIENDLY_SYNTAX);
 	pos++;
 	rc_seq = parse_number(s, len, &pos, &seq);
 	if (rc_seq == 1 || pos != len)
-		return fail(err, false, FRIENDLY_SYNTAX);
+		return fail(err, SYNTAX, FRIENDLY_SYNTAX);
 
 	yr = digits_value(s, 4);
 	mo = digits_value(s + 4, 2);
@@ -305,7 +317,7 @@ idgen_friendly_decode(const IdgenLayout *l, const char *s, size_t len,
 	ms = digits_value(s + 14, 3);
 	if (mo < 1 || mo > 12 || d < 1 || d > days_in_month(yr, mo) ||
 		h > 23 || mi > 59 || se > 59)
-		return fail(err, false,
+		return fail(err, SYNTAX,
 					"%.4s-%.2s-%.2s %.2s:%.2s:%.2s.%.3s is not a valid UTC time.",
 					s, s + 4, s + 6, s + 8, s + 10, s + 12, s + 14);
 
@@ -314,22 +326,22 @@ idgen_friendly_decode(const IdgenLayout *l, const char *s, size_t len,
 	unix_us = ((days_from_civil(yr, mo, d) * 86400 + h * 3600 + mi * 60 + se)
 			   * 1000 + ms) * US_PER_MS;
 	if (__builtin_sub_overflow(unix_us, l->epoch_us, &delta) || delta < 0)
-		return fail(err, true,
+		return fail(err, RANGE,
 					"The time is before the epoch of layout \"%s\".", l->name);
 	if (delta % l->unit_us != 0)
-		return fail(err, false,
+		return fail(err, SYNTAX,
 					"The time is not the start of a tick of layout \"%s\", whose ticks are %" PRId64 " ms long.",
 					l->name, l->unit_us / US_PER_MS);
 	tick = delta / l->unit_us;
 	if ((uint64_t) tick > idgen_field_max(l->ts.bits))
-		return fail(err, true,
+		return fail(err, RANGE,
 					"The time is past the last tick of layout \"%s\".", l->name);
 	if (rc_node == 2 || node > idgen_field_max(l->node.bits))
-		return fail(err, true,
+		return fail(err, RANGE,
 					"The node is larger than %" PRIu64 ", the largest of layout \"%s\".",
 					idgen_field_max(l->node.bits), l->name);
 	if (rc_seq == 2 || seq > idgen_field_max(l->seq.bits))
-		return fail(err, true,
+		return fail(err, RANGE,
 					"The sequence is larger than %" PRIu64 ", the largest of layout \"%s\".",
 					idgen_field_max(l->seq.bits), l->name);
 	*id = (int64_t) idgen_compose(l, tick, node, seq);

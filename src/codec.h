@@ -23,10 +23,14 @@
 /* Longest friendly form: 17 digits, two dashes, two 20-digit numbers */
 #define IDGEN_FRIENDLY_MAXLEN 60
 
-/* Why a decoder or encoder refused its input */
+/*
+ * Why a decoder or encoder refused its input: malformed text (neither flag),
+ * a value out of range (range), or a layout the form cannot express (layout)
+ */
 typedef struct IdgenCodecError
 {
 	bool		range;			/* well-formed, but the value is out of range */
+	bool		layout;			/* the layout has no such form */
 	char		detail[160];	/* a full sentence, for errdetail */
 } IdgenCodecError;
 

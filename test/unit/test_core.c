@@ -427,7 +427,7 @@ test_base62(void)
 	CHECK(!idgen_base62_decode("AzL8n0Y58m8", 11, &v, &err) && err.range);
 	CHECK(!idgen_base62_decode("zzzzzzzzzzz", 11, &v, &err) && err.range);
 	CHECK(!idgen_base62_decode("B0000000000", 11, &v, &err) && err.range);
-	CHECK(!idgen_base62_decode("0000000000", 10, &v, &err) && !err.range);
+	CHECK(!idgen_base62_decode("0000000000", 10, &v, &err) && !err.range && !err.layout);
 	CHECK(strstr(err.detail, "exactly 11") != NULL);
 	CHECK(!idgen_base62_decode("000000000000", 12, &v, &err) && !err.range);
 	CHECK(!idgen_base62_decode("", 0, &v, &err) && !err.range);
@@ -589,6 +589,7 @@ test_friendly(void)
 	CHECK(!idgen_friendly_encode(&l, INT64_C(13699591685800958) | (INT64_C(2) << 60),
 								 buf, sizeof(buf), &err));
 	CHECK(strstr(err.detail, "outside") != NULL);
+	CHECK(err.range && !err.layout);
 	l = layout("idgen");
 	CHECK(!idgen_friendly_encode(&l, -1, buf, sizeof(buf), &err));
 	l = layout("ts=40,node=10,seq=12,unit=1ms,epoch=2024-01-01");
@@ -599,6 +600,7 @@ test_friendly(void)
 	l = layout("ts=40,node=10,seq=12,unit=100us,epoch=2024-01-01");
 	CHECK(!idgen_friendly_encode(&l, 0, buf, sizeof(buf), &err));
 	CHECK(strstr(err.detail, "whole milliseconds") != NULL);
+	CHECK(err.layout && !err.range);
 	CHECK(friendly_fails(&l, "20240101000000000-0-0", false));
 
 	/* years past 9999 */
