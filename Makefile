@@ -9,7 +9,7 @@ DATA = $(wildcard idgen--*.sql)
 REGRESS = snowflake decode
 REGRESS_OPTS = --temp-config=$(srcdir)/test/regress.conf --temp-instance=./tmp_check_regress
 ISOLATION = snowflake_concurrent
-ISOLATION_OPTS = --temp-config=$(srcdir)/test/regress.conf --temp-instance=./tmp_check_iso
+ISOLATION_OPTS = --inputdir=$(srcdir)/test --temp-config=$(srcdir)/test/regress.conf --temp-instance=./tmp_check_iso
 
 # Warnings are errors
 PG_CFLAGS = -std=gnu11 -Wall -Wextra -Werror -Wno-unused-parameter \

@@ -3,6 +3,9 @@
 -- complain if script is sourced in psql, rather than via CREATE EXTENSION
 \echo Use "CREATE EXTENSION idgen" to load this file. \quit
 
+-- Generators need only EXECUTE: let every role reach the schema
+GRANT USAGE ON SCHEMA idgen TO PUBLIC;
+
 -- BEGIN snowflake
 
 -- The durable high-water mark of the snowflake generator: one row, written

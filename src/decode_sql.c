@@ -141,22 +141,16 @@ id_make(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
 				 errmsg("cannot make an ID from an infinite timestamp")));
 	tick = idgen_tick_of(l, ts + UNIX_TO_PG_US);
-	if (tick < 0 || (uint64) tick > idgen_field_max(l->ts.bits) ||
-		((uint64) tick << l->ts.shift) >> l->ts.shift != (uint64) tick)
+	if (tick < 0 || tick > idgen_layout_ts_max(l))
 		ereport(ERROR,
 				(errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
 				 errmsg("timestamp %s is out of range for layout \"%s\"",
 						timestamptz_to_str(ts), l->name),
-				 errdetail("The layout's %d timestamp bits cover %s to %s.",
-						   l->ts.bits, timestamptz_to_str(tick_timestamptz(l, 0)),
-						   timestamptz_to_str(tick_timestamptz(l, (int64) idgen_field_max(l->ts.bits))))));
+				 errdetail("The layout's timestamps run from %s to %s.",
+						   pstrdup(timestamptz_to_str(tick_timestamptz(l, 0))),
+						   pstrdup(timestamptz_to_str(tick_timestamptz(l, idgen_layout_ts_max(l) + 1) - 1)))));
 	check_part("node", node, &l->node, l);
 	check_part("sequence", seq, &l->seq, l);
 	id = idgen_compose(l, tick, (uint64) node, (uint64) seq);
-	if (id > (uint64) PG_INT64_MAX)
-		ereport(ERROR,
-				(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
-				 errmsg("the ID for timestamp %s does not fit in a bigint with layout \"%s\"",
-						timestamptz_to_str(ts), l->name)));
 	PG_RETURN_INT64((int64) id);
 }

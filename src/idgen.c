@@ -33,6 +33,7 @@ int			idgen_node_id = -1;
 char	   *idgen_layout_spec = NULL;
 int			idgen_max_lead_ms = 5000;
 int			idgen_clock_wait_ms = 1000;
+int			idgen_worker_wait_ms = 10000;
 char	   *idgen_database = NULL;
 bool		idgen_allow_on_standby = false;
 
@@ -209,6 +210,10 @@ _PG_init(void)
 	DefineCustomIntVariable("idgen.clock_wait_timeout",
 							"How long a call waits for the wall clock to come within idgen.max_lead before it fails.",
 							NULL, &idgen_clock_wait_ms, 1000, 0, INT_MAX,
+							PGC_SIGHUP, GUC_UNIT_MS, NULL, NULL, NULL);
+	DefineCustomIntVariable("idgen.worker_wait_timeout",
+							"How long a call waits for the idgen worker to reserve snowflake time before it fails.",
+							NULL, &idgen_worker_wait_ms, 10000, 0, INT_MAX,
 							PGC_SIGHUP, GUC_UNIT_MS, NULL, NULL, NULL);
 	DefineCustomStringVariable("idgen.database",
 							   "Database the idgen worker connects to, where it keeps the snowflake reservation and the segment table.",

@@ -19,6 +19,7 @@ extern int	idgen_node_id;			/* -1 when unset */
 extern char *idgen_layout_spec;
 extern int	idgen_max_lead_ms;
 extern int	idgen_clock_wait_ms;
+extern int	idgen_worker_wait_ms;
 extern char *idgen_database;
 extern bool idgen_allow_on_standby;
 

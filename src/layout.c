@@ -419,3 +419,13 @@ idgen_tick_start(const IdgenLayout *l, int64_t tick)
 {
 	return l->epoch_us + tick * l->unit_us;
 }
+
+/* Largest tick whose ID is still a positive bigint */
+int64_t
+idgen_layout_ts_max(const IdgenLayout *l)
+{
+	uint64_t	m = idgen_field_max(l->ts.bits);
+	uint64_t	cap = ((uint64_t) INT64_MAX) >> l->ts.shift;
+
+	return (int64_t) (m < cap ? m : cap);
+}

@@ -82,6 +82,9 @@ extern void idgen_decompose(const IdgenLayout *l, uint64_t id, IdgenParts *out);
 /* Value of a named part of the node or of a constant field of an ID */
 extern uint64_t idgen_field_get(const IdgenField *f, uint64_t word);
 
+/* Largest tick whose ID is still a positive bigint */
+extern int64_t idgen_layout_ts_max(const IdgenLayout *l);
+
 /* Tick containing the Unix time us (floor; may be negative before the epoch) */
 extern int64_t idgen_tick_of(const IdgenLayout *l, int64_t unix_us);
 

@@ -113,16 +113,6 @@ idgen_now_us(void)
 	return (int64) ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
 }
 
-/* Largest tick that keeps the ID a positive bigint */
-static int64
-ts_max(const IdgenLayout *l)
-{
-	uint64		m = idgen_field_max(l->ts.bits);
-	uint64		cap = ((uint64) PG_INT64_MAX) >> l->ts.shift;
-
-	return (int64) Min(m, cap);
-}
-
 /* Wake the worker, if it runs */
 static void
 wake_worker(void)
@@ -199,9 +189,9 @@ idgen_snowflake_next(int gene_bits, uint64 gene)
 	uint64		mask = idgen_field_max(s);
 	uint64		block = ((uint64) 1) << gene_bits;
 	int64		lead_max;
-	int64		tmax = ts_max(l);
+	int64		tmax = idgen_layout_ts_max(l);
 	long		clock_left = idgen_clock_wait_ms;
-	long		reserve_left = idgen_clock_wait_ms;
+	long		reserve_left = idgen_worker_wait_ms;
 	bool		waited_clock = false,
 				waited_reserve = false;
 	bool		on_cv = false;

@@ -2,7 +2,7 @@
 # servers (initdb refuses root, so root runs them as "postgres").
 PG_CONFIG=${PG_CONFIG:-/usr/lib/postgresql/15/bin/pg_config}
 PG_BINDIR=$("$PG_CONFIG" --bindir)
-PGXS_DIR=$(dirname "$("$PG_CONFIG" --pgxs)")/..
+PGXS_DIR=$(cd "$(dirname "$("$PG_CONFIG" --pgxs)")/../.." && pwd)
 export PATH="$PG_BINDIR:$PATH"
 
 # Run a command as the server user: "postgres" when we are root, else us

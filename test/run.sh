@@ -59,10 +59,11 @@ fi
 
 # pg_regress-style suite: $1 = driver, $2 = tests, $3.. = extra options
 run_regress() {
-	local driver=$1 tests=$2 outdir=$3
-	shift 3
+	local driver=$1 tests=$2 outdir=$3 indir=$4
+	shift 4
 	[ -n "$tests" ] || return 0
-	as_pg_user "$PGXS_DIR/src/test/$driver" --inputdir="$work" \
+	as_pg_user "$PGXS_DIR/src/test/$driver" --inputdir="$indir" \
+		--dbname=contrib_regression \
 		--outputdir="$work/$outdir" --bindir="$PG_BINDIR" \
 		--temp-config="$work/test/regress.conf" \
 		--temp-instance="$work/$outdir/tmp_check" --port=58432 \
@@ -91,9 +92,9 @@ EOM
 
 echo "== pg_regress"
 mkdir -p "$work/regress" "$work/isolation" && [ "$(id -u)" -eq 0 ] && chown postgres: "$work/regress" "$work/isolation"
-run_regress regress/pg_regress "$(mkvar REGRESS)" regress
+run_regress regress/pg_regress "$(mkvar REGRESS)" regress "$work"
 echo "== isolation"
-run_regress isolation/pg_isolation_regress "$(mkvar ISOLATION)" isolation
+run_regress isolation/pg_isolation_regress "$(mkvar ISOLATION)" isolation "$work/test"
 
 echo "== TAP"
 tap_tests=${TAP_TESTS:-$(cd "$work/test" && ls t/*.pl 2>/dev/null)}

@@ -1,0 +1,65 @@
+-- id_decode, id_make, id_timestamp over every preset and custom layouts
+SET timezone = 'UTC';
+
+-- Round trip for every preset: make -> decode -> make gives the ID back
+WITH presets(layout, ts, node, seq) AS (VALUES
+  ('idgen', timestamptz '2025-06-01 12:34:56.789+00', 1023, 4095),
+  ('twitter', timestamptz '2023-01-02 03:04:05.678+00', 31 * 32 + 17, 4095),
+  ('discord', timestamptz '2021-01-01 00:00:00.001+00', 1023, 7),
+  ('sonyflake', timestamptz '2024-02-29 23:59:59.99+00', 65535, 255),
+  ('vesta_max_peak', timestamptz '2030-12-31 23:59:59+00', 1023, 1048575),
+  ('vesta_min_granularity', timestamptz '2020-05-05 05:05:05.005+00', 1023, 1023),
+  ('uid_generator', timestamptz '2022-07-07 07:07:07+00', 4194303, 8191))
+SELECT p.layout, m.id, d.ts = p.ts AS ts_ok, d.node_id = p.node AS node_ok,
+       d.sequence = p.seq AS seq_ok,
+       idgen.id_make(d.ts, d.node_id, d.sequence, p.layout) = m.id AS round_trip,
+       idgen.id_timestamp(m.id, p.layout) = p.ts AS timestamp_ok
+FROM presets p,
+     LATERAL (SELECT idgen.id_make(p.ts, p.node, p.seq, p.layout) AS id) m,
+     LATERAL idgen.id_decode(m.id, p.layout) d
+ORDER BY 1;
+
+-- Extra fields: Twitter's datacenter/worker, Discord's worker/process,
+-- Vesta's constant method/type/version bits
+SELECT layout, (idgen.id_decode(idgen.id_make('2024-01-01', 37, 0, layout), layout)).extra
+FROM unnest(ARRAY['twitter', 'discord', 'vesta_max_peak', 'vesta_min_granularity', 'idgen']) layout;
+
+-- Discord's documented example: 175928847299117063 is 2016-04-30
+-- 11:18:25.796 UTC, internal worker 1, process 0, increment 7
+SELECT ts, node_id, sequence, extra FROM idgen.id_decode(175928847299117063, 'discord');
+SELECT idgen.id_make('2016-04-30 11:18:25.796+00', 32, 7, 'discord') = 175928847299117063 AS discord_make;
+
+-- The server's layout is the default
+SELECT idgen.id_make('2024-01-01 00:00:00.001+00', 7, 1) AS first_ms_of_idgen_epoch;
+SELECT * FROM idgen.id_decode(4194304 + 7 * 4096 + 1);
+SELECT idgen.id_timestamp(4194304);
+
+-- id_make rounds down to the tick, so time ranges map to ID ranges
+SELECT idgen.id_make('2024-01-01 00:00:00.0019+00', 0, 0) = idgen.id_make('2024-01-01 00:00:00.001+00', 0, 0) AS floors;
+
+-- Custom layouts
+SELECT * FROM idgen.id_decode(idgen.id_make('2025-01-01 00:00:10+00', 5, 9,
+  'ts=40,node=8,seq=15,unit=10ms,epoch=2025-01-01'), 'ts=40,node=8,seq=15,unit=10ms,epoch=2025-01-01');
+SELECT idgen.id_make('2025-01-01 00:00:10+00', 5, 9, 'ts=40,seq=15,node=8,unit=1s,epoch=1735689600000');
+
+-- Errors
+SELECT idgen.id_decode(-1);
+SELECT idgen.id_make('2024-01-01', 1024, 0);
+SELECT idgen.id_make('2024-01-01', -1, 0);
+SELECT idgen.id_make('2024-01-01', 0, 4096);
+SELECT idgen.id_make('2023-12-31 23:59:59+00', 0, 0);
+SELECT idgen.id_make('infinity', 0, 0);
+SELECT idgen.id_make('2200-01-01', 0, 0);
+SELECT idgen.id_make('2300-01-01', 0, 0, 'discord');
+SELECT idgen.id_decode(1, 'snowflake');
+SELECT idgen.id_decode(1, '');
+SELECT idgen.id_decode(1, 'ts=41,node=10,seq=12,unit=1ms');
+SELECT idgen.id_decode(1, 'ts=41,node=10,seq=13,unit=1ms,epoch=2024-01-01');
+SELECT idgen.id_decode(1, 'node=10,ts=41,seq=12,unit=1ms,epoch=2024-01-01');
+SELECT idgen.id_decode(1, 'ts=41,node=10,seq=12,unit=1fortnight,epoch=2024-01-01');
+SELECT idgen.id_decode(1, 'ts=41,node=10,seq=12,unit=1ms,epoch=2024-13-01');
+SELECT idgen.id_decode(1, 'ts=41,ts=10,seq=12,unit=1ms,epoch=2024-01-01');
+SELECT idgen.id_decode(1, 'ts=41,node=10,seq=12,unit=1ms,epoch=2024-01-01,color=red');
+
+-- NULL in, NULL out
+SELECT idgen.id_decode(NULL) IS NULL AS null_decode, idgen.id_make(NULL, 1, 1) IS NULL AS null_make;

@@ -1,0 +1,95 @@
+-- Snowflake generator: API, ordering, spread, parallel use, errors
+CREATE EXTENSION idgen;
+
+-- Node and layout come from test/regress.conf
+SELECT node_id, layout FROM idgen.snowflake_status();
+
+-- 10,000 IDs in one statement: unique and strictly increasing
+CREATE TEMP TABLE ids AS
+SELECT g, idgen.snowflake_nextval() AS id FROM generate_series(1, 10000) g;
+SELECT count(*) AS n, count(DISTINCT id) AS distinct_ids,
+       bool_and(id > 0) AS all_positive
+FROM ids;
+SELECT count(*) AS out_of_order
+FROM (SELECT id, lag(id) OVER (ORDER BY g) AS prev FROM ids) s
+WHERE id <= prev;
+
+-- Every ID carries this server's node and a time close to now
+SELECT count(*) FILTER (WHERE d.node_id <> 7) AS wrong_node,
+       count(*) FILTER (WHERE d.ts < now() - interval '1 minute'
+                          OR d.ts > clock_timestamp() + interval '6 seconds') AS wrong_time
+FROM ids, LATERAL idgen.id_decode(ids.id) d;
+
+-- The sequence keeps counting across ticks: consecutive IDs differ by one
+-- in the sequence field (mod 4096), even when the tick changes
+SELECT count(*) AS seq_jumps
+FROM (SELECT d.sequence AS seq, lag(d.sequence) OVER (ORDER BY g) AS prev
+      FROM ids, LATERAL idgen.id_decode(ids.id) d) s
+WHERE seq <> (prev + 1) % 4096;
+
+-- The first ID waited for the worker's reservation; the worker runs
+SELECT worker_running, reservation_waits >= 1 AS first_call_waited
+FROM idgen.snowflake_status();
+
+-- issued counts every ID
+CREATE TEMP TABLE before AS SELECT issued FROM idgen.snowflake_status();
+SELECT count(idgen.snowflake_nextval()) FROM generate_series(1, 1234);
+SELECT s.issued - b.issued AS issued_delta FROM idgen.snowflake_status() s, before b;
+
+-- Later calls in later statements are larger still
+SELECT idgen.snowflake_nextval() > (SELECT max(id) FROM ids) AS larger;
+
+-- At about one ID per tick, id % 4 over 1,000 IDs is even (within 30%);
+-- a classic snowflake would put every one of them in residue 0
+CREATE TEMP TABLE slow (g int, id bigint);
+DO $$
+BEGIN
+  FOR i IN 1..1000 LOOP
+    PERFORM pg_sleep(0.0011);
+    INSERT INTO slow VALUES (i, idgen.snowflake_nextval());
+  END LOOP;
+END $$;
+SELECT count(DISTINCT (d.tick)) > 900 AS about_one_per_tick
+FROM slow, LATERAL idgen.id_decode(slow.id) d;
+SELECT id % 4 AS residue, count(*) BETWEEN 175 AND 325 AS within_30pct
+FROM slow GROUP BY 1 ORDER BY 1;
+SELECT count(*) FILTER (WHERE id % 4 = 0) < 1000 AS not_all_in_zero FROM slow;
+
+-- Parallel workers share the generator
+CREATE TABLE par AS SELECT g FROM generate_series(1, 200000) g;
+ANALYZE par;
+SET parallel_setup_cost = 0;
+SET parallel_tuple_cost = 0;
+SET min_parallel_table_scan_size = 0;
+SET max_parallel_workers_per_gather = 2;
+EXPLAIN (COSTS OFF) SELECT count(DISTINCT idgen.snowflake_nextval()) FROM par;
+SELECT count(*) AS n, count(DISTINCT id) AS distinct_ids
+FROM (SELECT idgen.snowflake_nextval() AS id FROM par) s;
+SET force_parallel_mode = on;
+EXPLAIN (COSTS OFF) SELECT idgen.snowflake_nextval();
+SELECT idgen.snowflake_nextval() > (SELECT max(id) FROM ids) AS larger_in_worker;
+RESET force_parallel_mode;
+RESET max_parallel_workers_per_gather;
+DROP TABLE par;
+
+-- Declared properties
+SELECT proname, provolatile, proparallel
+FROM pg_proc WHERE pronamespace = 'idgen'::regnamespace
+  AND proname IN ('snowflake_nextval', 'snowflake_status')
+ORDER BY 1;
+
+-- Settings are reserved under the idgen prefix
+SET idgen.no_such_setting = 1;
+-- and idgen.node_id cannot change at run time
+SET idgen.node_id = 1;
+
+-- The worker's reservation is ahead of the last ID, and is a table only the
+-- owner may touch
+SELECT reserved_until >= last_tick AS reserved_ahead FROM idgen.snowflake_status();
+CREATE ROLE idgen_nobody;
+SET ROLE idgen_nobody;
+SELECT idgen.snowflake_nextval() > 0 AS plain_role_can_generate;
+SELECT * FROM idgen.snowflake_reservation;
+UPDATE idgen.snowflake_reservation SET reserved_until = now();
+RESET ROLE;
+DROP ROLE idgen_nobody;
