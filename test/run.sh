@@ -100,6 +100,7 @@ echo "== TAP"
 tap_tests=${TAP_TESTS:-$(cd "$work/test" && ls t/*.pl 2>/dev/null)}
 for t in $tap_tests; do
 	log="$work/tap_$(basename "$t" .pl).log"
+	as_pg_user mkdir -p "$work/test/tmp_$(basename "$t" .pl)"
 	if (cd "$work/test" && as_pg_user env TESTDIR="$work/test/tmp_$(basename "$t" .pl)" \
 		PG_REGRESS="$PGXS_DIR/src/test/regress/pg_regress" \
 		prove -I "$PGXS_DIR/src/test/perl" -I "$work/test" "$t") >"$log" 2>&1; then

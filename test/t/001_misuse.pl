@@ -1,0 +1,73 @@
+# Misuse is loud and clear: not preloaded, node id unset, node id out of
+# range, bad layout.
+use strict;
+use warnings;
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+
+my $node = PostgreSQL::Test::Cluster->new('misuse');
+$node->init;
+$node->start;
+
+# Not in shared_preload_libraries: every function refuses, with SQLSTATE 55000
+$node->safe_psql('postgres', 'CREATE EXTENSION idgen');
+for my $call ('idgen.snowflake_nextval()', 'idgen.snowflake_status()',
+	'idgen.id_decode(1)', "idgen.id_make(now(), 1, 1)", 'idgen.id_timestamp(1)')
+{
+	my ($ret, $out, $err) = $node->psql('postgres',
+		"\\set VERBOSITY verbose\nSELECT $call");
+	like($err, qr/ERROR:  55000: idgen must be loaded via "shared_preload_libraries"/,
+		"$call without preload");
+}
+
+# Preloaded without a node id: generating fails with a hint, decoding works
+$node->append_conf('postgresql.conf', "shared_preload_libraries = 'idgen'\nidgen.database = 'postgres'");
+$node->restart;
+my ($ret, $out, $err) = $node->psql('postgres',
+	"\\set VERBOSITY verbose\nSELECT idgen.snowflake_nextval()");
+like($err, qr/ERROR:  55000: idgen.node_id is not set/, 'node id unset: error');
+like($err, qr/HINT:  Set idgen.node_id in postgresql.conf/, 'node id unset: hint says how');
+is($node->safe_psql('postgres', 'SELECT node_id FROM idgen.id_decode(4222977)'),
+	'7', 'decoding needs no node id');
+is($node->safe_psql('postgres', 'SELECT node_id IS NULL FROM idgen.snowflake_status()'),
+	't', 'status shows the node id as NULL');
+
+# A server that cannot start: the log names the setting
+sub refuses_to_start
+{
+	my ($conf, $pattern, $name) = @_;
+	$node->stop;
+	$node->append_conf('postgresql.conf', $conf);
+	my $log_offset = -s $node->logfile;
+	my $started = $node->start(fail_ok => 1);
+	ok(!$started, "$name: server refuses to start");
+	my $log = slurp_file($node->logfile, $log_offset);
+	like($log, $pattern, "$name: log names the setting");
+}
+
+refuses_to_start("idgen.node_id = 1024\n",
+	qr/FATAL:  idgen.node_id 1024 is out of range for layout "idgen"/,
+	'node id 1024 with 10 node bits');
+refuses_to_start("idgen.node_id = 'seven'\n",
+	qr/FATAL:  invalid value for parameter "idgen.node_id": "seven"/,
+	'node id not a number');
+refuses_to_start("idgen.node_id = 3\nidgen.layout = 'ts=41,node=10,seq=99,unit=1ms,epoch=2024-01-01'\n",
+	qr/FATAL:  invalid value for parameter "idgen.layout": .*\n.*DETAIL:  layout field "seq" needs a width/,
+	'bad layout spec');
+refuses_to_start("idgen.layout = 'snowflake'\n",
+	qr/FATAL:  invalid value for parameter "idgen.layout": "snowflake"/,
+	'unknown preset');
+refuses_to_start("idgen.layout = 'sonyflake'\nidgen.node_id = 65536\n",
+	qr/FATAL:  idgen.node_id 65536 is out of range for layout "sonyflake"/,
+	'node id beyond sonyflake\'s 16 bits');
+
+# A valid preset and node id: IDs in that layout
+$node->append_conf('postgresql.conf', "idgen.layout = 'sonyflake'\nidgen.node_id = 65535\n");
+$node->start;
+is($node->safe_psql('postgres',
+	'SELECT node_id FROM idgen.id_decode(idgen.snowflake_nextval(), \'sonyflake\')'),
+	'65535', 'sonyflake layout carries the node id');
+
+$node->stop;
+done_testing();
