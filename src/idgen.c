@@ -54,6 +54,7 @@ idgen_shmem_request(void)
 		prev_shmem_request_hook();
 	RequestAddinShmemSpace(idgen_snowflake_shmem_size());
 	RequestAddinShmemSpace(idgen_segment_shmem_size());
+	RequestNamedLWLockTranche("idgen segment", 1);
 }
 
 /* Create or attach every part's shared memory */

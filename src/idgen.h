@@ -67,6 +67,9 @@ extern void idgen_reservation_publish(void);
  */
 extern void idgen_segment_worker_step(long *sleep_ms);
 
+/* Wake the idgen worker, if it runs (snowflake.c) */
+extern void idgen_wake_worker(void);
+
 /* Snowflake state as the reservation code sees it (snowflake.c) */
 extern void idgen_snowflake_set_worker(int pgprocno);
 extern int64 idgen_snowflake_top_tick(void);

@@ -1,32 +1,596 @@
 /*
  * segment.c
- *		Leaf-style segment IDs: placeholder until the segment cache lands.
+ *		Leaf-style segment IDs: the shared cache of tags, the hot path of
+ *		idgen.segment_nextval and the idgen.segment_status view.
+ *
+ * Each tag in use has a slot in a shared hash (segment.h).  A slot holds
+ * the current segment and the next one (loaded ahead by the worker, see
+ * segment_worker.c).  Drawing an ID is one atomic fetch-add on the slot's
+ * pos word, whose high bits name the segment (epoch) the offset belongs to,
+ * so an offset is always checked against the segment it was taken from: an
+ * add that overshoots a used-up segment is thrown away, never returned, and
+ * no add can land in a segment after it was replaced.  When the current
+ * segment is used up and the next is ready, the caller switches pos to the
+ * next epoch with a compare-and-swap; when the next is not ready it wakes
+ * the worker and waits on a condition variable, within
+ * idgen.segment_wait_timeout.  Callers never write the table.
+ *
+ * Each backend keeps a local map of tag -> (slot, generation), and
+ * remembers the tag of its last call, so the usual call does no hash lookup
+ * and takes no lock.  Locking rules: see segment.h.
  */
 #include "postgres.h"
 
+#include <float.h>
+#include <limits.h>
+
+#include "access/xlog.h"
+#include "commands/dbcommands.h"
+#include "fmgr.h"
+#include "funcapi.h"
+#include "miscadmin.h"
+#include "storage/shmem.h"
+#include "utils/builtins.h"
+#include "utils/guc.h"
+#include "utils/memutils.h"
+
 #include "idgen.h"
+#include "segment.h"
+
+/* Settings */
+int			idgen_segment_max_tags = 1000;
+double		idgen_segment_prefetch = 0.1;
+int			idgen_segment_max_step = 1000000;
+int			idgen_segment_wait_timeout_ms = 5000;
+int			idgen_segment_grow_after_ms = 15 * 60 * 1000;
+int			idgen_segment_shrink_after_ms = 30 * 60 * 1000;
+
+/* Shared state */
+IdgenSegmentShared *idgen_seg = NULL;
+HTAB	   *idgen_seg_hash = NULL;
+
+/* A tag this backend has used: where its slot is */
+typedef struct LocalTag
+{
+	char		tag[IDGEN_SEGMENT_TAG_MAX + 1]; /* hash key */
+	int			len;			/* strlen(tag) */
+	IdgenSegmentSlot *slot;		/* NULL until attached */
+	uint64		gen;			/* slot's generation when attached */
+} LocalTag;
+
+static HTAB *local_tags = NULL;
+static LocalTag *last_tag = NULL;
 
 /* Shared memory needed */
 Size
 idgen_segment_shmem_size(void)
 {
-	return 0;
+	return add_size(MAXALIGN(sizeof(IdgenSegmentShared)),
+					hash_estimate_size(idgen_segment_max_tags,
+									   sizeof(IdgenSegmentSlot)));
 }
 
-/* Create or attach shared state */
+/* Create or attach the shared state; caller holds AddinShmemInitLock */
 void
 idgen_segment_shmem_init(void)
 {
+	HASHCTL		info;
+	bool		found;
+
+	idgen_seg = ShmemInitStruct("idgen segment", sizeof(IdgenSegmentShared),
+								&found);
+	if (!found)
+	{
+		idgen_seg->lock = &(GetNamedLWLockTranche("idgen segment"))->lock;
+		ConditionVariableInit(&idgen_seg->cv);
+		pg_atomic_init_u64(&idgen_seg->next_generation, 1);
+		idgen_seg->ntags = 0;
+		idgen_seg->relid = InvalidOid;
+	}
+	info.keysize = IDGEN_SEGMENT_TAG_MAX + 1;
+	info.entrysize = sizeof(IdgenSegmentSlot);
+	idgen_seg_hash = ShmemInitHash("idgen segment tags",
+								   idgen_segment_max_tags,
+								   idgen_segment_max_tags,
+								   &info, HASH_ELEM | HASH_STRINGS);
 }
 
 /* Define the segment settings */
 void
 idgen_segment_define_gucs(void)
 {
+	DefineCustomIntVariable("idgen.segment_max_tags",
+							"Number of segment tags that shared memory holds at once.",
+							NULL, &idgen_segment_max_tags, 1000, 1, 1000000,
+							PGC_POSTMASTER, 0, NULL, NULL, NULL);
+	DefineCustomRealVariable("idgen.segment_prefetch",
+							 "Share of the current segment used before the worker loads the next one (Leaf: 0.1).",
+							 NULL, &idgen_segment_prefetch, 0.1, 0.0, 1.0,
+							 PGC_SIGHUP, 0, NULL, NULL, NULL);
+	DefineCustomIntVariable("idgen.segment_max_step",
+							"Largest step the dynamic step may grow to.",
+							NULL, &idgen_segment_max_step, 1000000, 1, INT_MAX,
+							PGC_SIGHUP, 0, NULL, NULL, NULL);
+	DefineCustomIntVariable("idgen.segment_wait_timeout",
+							"How long a call waits for the idgen worker to load a segment before it fails.",
+							NULL, &idgen_segment_wait_timeout_ms, 5000, 0, INT_MAX,
+							PGC_USERSET, GUC_UNIT_MS, NULL, NULL, NULL);
+	DefineCustomIntVariable("idgen.segment_step_grow_after",
+							"A segment used up in less than this doubles the next step.",
+							NULL, &idgen_segment_grow_after_ms, 15 * 60 * 1000,
+							0, INT_MAX,
+							PGC_SIGHUP, GUC_UNIT_MS, NULL, NULL, NULL);
+	DefineCustomIntVariable("idgen.segment_step_shrink_after",
+							"A segment that lasted longer than this halves the next step.",
+							NULL, &idgen_segment_shrink_after_ms, 30 * 60 * 1000,
+							0, INT_MAX,
+							PGC_SIGHUP, GUC_UNIT_MS, NULL, NULL, NULL);
 }
 
-/* One round of the worker's segment work */
+/* Error unless this backend is connected to idgen.database */
 void
-idgen_segment_worker_step(long *sleep_ms)
+idgen_segment_check_usable(void)
 {
+	static bool database_ok = false;
+	Oid			dbid;
+
+	idgen_require_loaded();
+	if (database_ok)
+		return;
+	dbid = get_database_oid(idgen_database, true);
+	if (dbid != MyDatabaseId)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("cannot use segment IDs in database \"%s\"",
+						get_database_name(MyDatabaseId)),
+				 errdetail("Segment tags live in database \"%s\", named by idgen.database, where the idgen worker runs.",
+						   idgen_database),
+				 errhint("Connect to database \"%s\" to use segment IDs.",
+						 idgen_database)));
+	database_ok = true;
+}
+
+/* Error unless tag is 1 to IDGEN_SEGMENT_TAG_MAX bytes */
+void
+idgen_segment_check_tag_length(const char *tag, int len)
+{
+	if (len > IDGEN_SEGMENT_TAG_MAX)
+		ereport(ERROR,
+				(errcode(ERRCODE_NAME_TOO_LONG),
+				 errmsg("segment tag is too long"),
+				 errdetail("A segment tag has at most %d bytes; this one has %d.",
+						   IDGEN_SEGMENT_TAG_MAX, len)));
+	if (len == 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("segment tag cannot be empty")));
+}
+
+/* The "does not exist" error of a tag */
+void
+idgen_segment_unknown_tag_error(const char *tag)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_UNDEFINED_OBJECT),
+			 errmsg("segment tag \"%s\" does not exist", tag),
+			 errhint("Create it with idgen.segment_create().")));
+}
+
+/* Remove a slot; caller holds the lock exclusively */
+static void
+remove_slot(IdgenSegmentSlot *slot)
+{
+	pg_atomic_write_u64(&slot->generation, 0);
+	pg_memory_barrier();
+	(void) hash_search(idgen_seg_hash, slot->tag, HASH_REMOVE, NULL);
+	idgen_seg->ntags--;
+}
+
+/* Remove a tag's slot (only at generation gen unless gen is 0) */
+void
+idgen_segment_forget(const char *tag, uint64 gen)
+{
+	char		key[IDGEN_SEGMENT_TAG_MAX + 1];
+	IdgenSegmentSlot *slot;
+
+	strlcpy(key, tag, sizeof(key));
+	LWLockAcquire(idgen_seg->lock, LW_EXCLUSIVE);
+	slot = hash_search(idgen_seg_hash, key, HASH_FIND, NULL);
+	if (slot && (gen == 0 || pg_atomic_read_u64(&slot->generation) == gen))
+		remove_slot(slot);
+	LWLockRelease(idgen_seg->lock);
+	ConditionVariableBroadcast(&idgen_seg->cv);
+}
+
+/* Remove every slot */
+void
+idgen_segment_forget_all(void)
+{
+	HASH_SEQ_STATUS scan;
+	IdgenSegmentSlot *slot;
+
+	LWLockAcquire(idgen_seg->lock, LW_EXCLUSIVE);
+	hash_seq_init(&scan, idgen_seg_hash);
+	while ((slot = hash_seq_search(&scan)) != NULL)
+		remove_slot(slot);		/* removing the current entry is allowed */
+	LWLockRelease(idgen_seg->lock);
+	ConditionVariableBroadcast(&idgen_seg->cv);
+}
+
+/* Forget a tag in this backend's map */
+static void
+local_forget(LocalTag *lt)
+{
+	if (last_tag == lt)
+		last_tag = NULL;
+	(void) hash_search(local_tags, lt->tag, HASH_REMOVE, NULL);
+}
+
+/* Find or add a tag in this backend's map; all checks of first use */
+static LocalTag *
+local_lookup(const char *p, int len)
+{
+	char		key[IDGEN_SEGMENT_TAG_MAX + 1];
+	LocalTag   *lt;
+	bool		found;
+
+	idgen_segment_check_tag_length(p, len);
+	idgen_segment_check_usable();
+	if (local_tags == NULL)
+	{
+		HASHCTL		info;
+
+		info.keysize = IDGEN_SEGMENT_TAG_MAX + 1;
+		info.entrysize = sizeof(LocalTag);
+		local_tags = hash_create("idgen segment local tags", 64, &info,
+								 HASH_ELEM | HASH_STRINGS);
+	}
+	memcpy(key, p, len);
+	key[len] = '\0';
+	lt = hash_search(local_tags, key, HASH_ENTER, &found);
+	if (!found)
+	{
+		lt->len = len;
+		lt->slot = NULL;
+		lt->gen = 0;
+	}
+	last_tag = lt;
+	return lt;
+}
+
+/* Initialize a new slot; caller holds the lock exclusively */
+static void
+init_slot(IdgenSegmentSlot *slot)
+{
+	pg_atomic_init_u32(&slot->state, IDGEN_SEG_LOADING);
+	slot->dyn_step = 0;
+	slot->last_alloc = 0;
+	pg_atomic_init_u64(&slot->fetches, 0);
+	pg_atomic_init_u64(&slot->waits, 0);
+	pg_atomic_init_u64(&slot->last_fetch, 0);
+	/* Epoch 0 is an empty segment: the first call finds it used up */
+	for (int i = 0; i < IDGEN_SEG_RING; i++)
+	{
+		pg_atomic_init_u32(&slot->ring[i].epoch,
+						   i == 0 ? 0 : IDGEN_SEG_EPOCH_INVALID);
+		slot->ring[i].start = 0;
+		slot->ring[i].len = 0;
+		slot->ring[i].prefetch_at = 0;
+	}
+	pg_atomic_init_u64(&slot->pos, 0);
+	pg_write_barrier();
+	pg_atomic_write_u64(&slot->generation,
+						pg_atomic_fetch_add_u64(&idgen_seg->next_generation, 1));
+}
+
+/* Point lt at the tag's slot, registering the tag if it has none */
+static void
+attach(LocalTag *lt)
+{
+	IdgenSegmentSlot *slot;
+	uint64		gen = 0;
+	bool		found;
+
+	if (RecoveryInProgress())
+		ereport(ERROR,
+				(errcode(ERRCODE_READ_ONLY_SQL_TRANSACTION),
+				 errmsg("cannot draw segment IDs during recovery"),
+				 errdetail("Segments are allocated by writing idgen.segment_alloc, which only a primary can do."),
+				 errhint("Draw segment IDs on the primary.")));
+
+	LWLockAcquire(idgen_seg->lock, LW_SHARED);
+	slot = hash_search(idgen_seg_hash, lt->tag, HASH_FIND, NULL);
+	if (slot)
+		gen = pg_atomic_read_u64(&slot->generation);
+	LWLockRelease(idgen_seg->lock);
+
+	if (slot == NULL || gen == 0)
+	{
+		LWLockAcquire(idgen_seg->lock, LW_EXCLUSIVE);
+		slot = hash_search(idgen_seg_hash, lt->tag, HASH_FIND, NULL);
+		if (slot == NULL)
+		{
+			if (idgen_seg->ntags >= idgen_segment_max_tags)
+				slot = NULL;
+			else
+				slot = hash_search(idgen_seg_hash, lt->tag, HASH_ENTER_NULL,
+								   &found);
+			if (slot == NULL)
+			{
+				LWLockRelease(idgen_seg->lock);
+				ereport(ERROR,
+						(errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
+						 errmsg("could not load segment tag \"%s\" into shared memory",
+								lt->tag),
+						 errdetail("All %d tag slots allowed by idgen.segment_max_tags are in use.",
+								   idgen_segment_max_tags),
+						 errhint("Drop tags that are no longer used with idgen.segment_drop(), or raise idgen.segment_max_tags and restart the server.")));
+			}
+			init_slot(slot);
+			idgen_seg->ntags++;
+		}
+		gen = pg_atomic_read_u64(&slot->generation);
+		LWLockRelease(idgen_seg->lock);
+		idgen_wake_worker();
+	}
+	lt->slot = slot;
+	lt->gen = gen;
+}
+
+/*
+ * The current segment (epoch e, len IDs) is used up: switch to the next one
+ * if it is ready, else wait for the worker to load it.  Returns when the
+ * epoch has moved on or the slot went away; errors for an unknown tag, an
+ * exhausted one or a timeout.
+ */
+static void
+switch_or_wait(LocalTag *lt, uint64 e)
+{
+	IdgenSegmentSlot *slot = lt->slot;
+	uint64		ne = (e + 1) & IDGEN_SEG_EPOCH_MASK;
+	IdgenSegmentDesc *nd = &slot->ring[ne % IDGEN_SEG_RING];
+	TimestampTz start = 0;
+	bool		prepared = false;
+
+	for (;;)
+	{
+		uint64		cur;
+		uint32		state;
+		long		left_ms;
+
+		if (pg_atomic_read_u64(&slot->generation) != lt->gen)
+			break;
+
+		cur = pg_atomic_read_u64(&slot->pos);
+		if ((cur >> IDGEN_SEG_OFF_BITS) != e)
+			break;
+
+		/* Next segment ready: make it current */
+		if (pg_atomic_read_u32(&nd->epoch) == ne)
+		{
+			while ((cur >> IDGEN_SEG_OFF_BITS) == e)
+			{
+				if (pg_atomic_compare_exchange_u64(&slot->pos, &cur,
+												   ne << IDGEN_SEG_OFF_BITS))
+					break;
+			}
+			break;
+		}
+
+		state = pg_atomic_read_u32(&slot->state);
+		if (state == IDGEN_SEG_UNKNOWN)
+		{
+			char		tag[IDGEN_SEGMENT_TAG_MAX + 1];
+
+			if (prepared)
+				ConditionVariableCancelSleep();
+			strlcpy(tag, lt->tag, sizeof(tag));
+			idgen_segment_forget(tag, lt->gen);
+			local_forget(lt);
+			idgen_segment_unknown_tag_error(tag);
+		}
+		if (state == IDGEN_SEG_EXHAUSTED)
+		{
+			if (prepared)
+				ConditionVariableCancelSleep();
+			ereport(ERROR,
+					(errcode(ERRCODE_SEQUENCE_GENERATOR_LIMIT_EXCEEDED),
+					 errmsg("segment tag \"%s\" has run out of IDs", lt->tag),
+					 errdetail("Its max_id in idgen.segment_alloc has reached the largest bigint.")));
+		}
+
+		/* Wait for the worker */
+		if (!prepared)
+		{
+			pg_atomic_fetch_add_u64(&slot->waits, 1);
+			start = GetCurrentTimestamp();
+			idgen_wake_worker();
+			ConditionVariablePrepareToSleep(&idgen_seg->cv);
+			prepared = true;
+			continue;			/* check again before the first sleep */
+		}
+		left_ms = idgen_segment_wait_timeout_ms -
+			(long) ((GetCurrentTimestamp() - start) / 1000);
+		if (left_ms <= 0)
+		{
+			ConditionVariableCancelSleep();
+			ereport(ERROR,
+					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+					 errmsg("could not draw an ID for segment tag \"%s\": the idgen worker did not load a segment within %d ms",
+							lt->tag, idgen_segment_wait_timeout_ms),
+					 errdetail("IDs are handed out only from segments that the idgen worker has allocated in idgen.segment_alloc in database \"%s\".",
+							   idgen_database),
+					 errhint("Make sure the \"idgen worker\" process is running and that no transaction holds a lock on the tag's row; idgen.segment_wait_timeout sets how long to wait.")));
+		}
+		/* Short sleeps: a wake-up may be missed while the worker restarts */
+		(void) ConditionVariableTimedSleep(&idgen_seg->cv, Min(left_ms, 100),
+										   IDGEN_WAIT_EVENT);
+		idgen_wake_worker();
+	}
+	if (prepared)
+		ConditionVariableCancelSleep();
+}
+
+/* Next ID of the tag lt */
+static int64
+draw(LocalTag *lt)
+{
+	for (;;)
+	{
+		IdgenSegmentSlot *slot = lt->slot;
+		IdgenSegmentDesc *d;
+		uint64		p,
+					e,
+					off;
+		uint32		e1,
+					e2;
+		int64		start,
+					len,
+					prefetch_at;
+
+		if (slot == NULL || pg_atomic_read_u64(&slot->generation) != lt->gen)
+		{
+			CHECK_FOR_INTERRUPTS();
+			attach(lt);
+			continue;
+		}
+
+		p = pg_atomic_fetch_add_u64(&slot->pos, 1);
+		e = p >> IDGEN_SEG_OFF_BITS;
+		off = p & IDGEN_SEG_OFF_MASK;
+
+		/* Read the descriptor of epoch e, seqlock style */
+		d = &slot->ring[e % IDGEN_SEG_RING];
+		e1 = pg_atomic_read_u32(&d->epoch);
+		pg_read_barrier();
+		start = d->start;
+		len = d->len;
+		prefetch_at = d->prefetch_at;
+		pg_read_barrier();
+		e2 = pg_atomic_read_u32(&d->epoch);
+
+		if (e1 != e || e2 != e)
+			continue;			/* e was replaced meanwhile: try again */
+		if (off < (uint64) len)
+		{
+			/* The slot must still be the tag's (not removed and reused) */
+			if (pg_atomic_read_u64(&slot->generation) != lt->gen)
+				continue;
+			if (off == (uint64) prefetch_at)
+				idgen_wake_worker();
+			return start + (int64) off;
+		}
+		CHECK_FOR_INTERRUPTS();
+		switch_or_wait(lt, e);
+	}
+}
+
+PG_FUNCTION_INFO_V1(segment_nextval);
+
+/* SQL: idgen.segment_nextval(tag text) */
+Datum
+segment_nextval(PG_FUNCTION_ARGS)
+{
+	text	   *t;
+	const char *p;
+	int			len;
+	LocalTag   *lt;
+
+	if (PG_ARGISNULL(0))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("segment tag cannot be null")));
+	t = PG_GETARG_TEXT_PP(0);
+	p = VARDATA_ANY(t);
+	len = VARSIZE_ANY_EXHDR(t);
+
+	lt = last_tag;
+	if (lt == NULL || lt->len != len || memcmp(lt->tag, p, len) != 0)
+		lt = local_lookup(p, len);
+	PG_RETURN_INT64(draw(lt));
+}
+
+/* Name of a slot state */
+static const char *
+state_name(uint32 state)
+{
+	switch (state)
+	{
+		case IDGEN_SEG_LOADING:
+			return "loading";
+		case IDGEN_SEG_ACTIVE:
+			return "active";
+		case IDGEN_SEG_UNKNOWN:
+			return "unknown";
+		case IDGEN_SEG_EXHAUSTED:
+			return "exhausted";
+	}
+	return "?";
+}
+
+PG_FUNCTION_INFO_V1(segment_status_fn);
+
+/* SQL: idgen.segment_status_fn(), one row per tag in shared memory */
+Datum
+segment_status_fn(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	HASH_SEQ_STATUS scan;
+	IdgenSegmentSlot *slot;
+
+	idgen_require_loaded();
+	InitMaterializedSRF(fcinfo, 0);
+
+	LWLockAcquire(idgen_seg->lock, LW_SHARED);
+	hash_seq_init(&scan, idgen_seg_hash);
+	while ((slot = hash_seq_search(&scan)) != NULL)
+	{
+		Datum		values[14];
+		bool		nulls[14] = {0};
+		uint64		p = pg_atomic_read_u64(&slot->pos);
+		uint64		e = p >> IDGEN_SEG_OFF_BITS;
+		uint64		off = p & IDGEN_SEG_OFF_MASK;
+		uint64		ne = (e + 1) & IDGEN_SEG_EPOCH_MASK;
+		IdgenSegmentDesc *d = &slot->ring[e % IDGEN_SEG_RING];
+		IdgenSegmentDesc *nd = &slot->ring[ne % IDGEN_SEG_RING];
+		bool		has_cur = (pg_atomic_read_u32(&d->epoch) == e && d->len > 0);
+		bool		next_ready = (pg_atomic_read_u32(&nd->epoch) == ne);
+		TimestampTz last = (TimestampTz) pg_atomic_read_u64(&slot->last_fetch);
+
+		if (pg_atomic_read_u64(&slot->generation) == 0)
+			continue;
+		values[0] = CStringGetTextDatum(slot->tag);
+		values[1] = CStringGetTextDatum(state_name(pg_atomic_read_u32(&slot->state)));
+		if (has_cur)
+		{
+			values[2] = Int64GetDatum(d->start + (int64) Min(off, (uint64) d->len));
+			values[3] = Int64GetDatum(d->start + d->len - 1);
+			values[4] = Int64GetDatum(d->len);
+		}
+		else
+			nulls[2] = nulls[3] = nulls[4] = true;
+		values[5] = BoolGetDatum(next_ready);
+		if (next_ready)
+		{
+			values[6] = Int64GetDatum(nd->start);
+			values[7] = Int64GetDatum(nd->start + nd->len - 1);
+			values[8] = Int64GetDatum(nd->len);
+		}
+		else
+			nulls[6] = nulls[7] = nulls[8] = true;
+		if (slot->dyn_step > 0)
+			values[9] = Int64GetDatum(slot->dyn_step);
+		else
+			nulls[9] = true;
+		values[10] = Int64GetDatum((int64) pg_atomic_read_u64(&slot->fetches));
+		values[11] = Int64GetDatum((int64) pg_atomic_read_u64(&slot->waits));
+		if (last != 0)
+			values[12] = TimestampTzGetDatum(last);
+		else
+			nulls[12] = true;
+		values[13] = Int64GetDatum((int64) e);
+		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+	}
+	LWLockRelease(idgen_seg->lock);
+	return (Datum) 0;
 }

@@ -313,6 +313,13 @@ idgen_snowflake_next(int gene_bits, uint64 gene)
 	return (int64) idgen_compose(l, ntick, (uint64) idgen_node_id, idseq);
 }
 
+/* Wake the idgen worker, if it runs (for the other parts of idgen) */
+void
+idgen_wake_worker(void)
+{
+	wake_worker();
+}
+
 /* Publish the worker's process number, or INVALID_PGPROCNO */
 void
 idgen_snowflake_set_worker(int pgprocno)

@@ -1,0 +1,210 @@
+/*
+ * segment_sql.c
+ *		Administration of segment tags: idgen.segment_create, segment_alter
+ *		and segment_drop.
+ *
+ * These write idgen.segment_alloc through SPI as the calling role, so only
+ * roles allowed to write the table can use them (the install script also
+ * revokes EXECUTE from PUBLIC).  max_id never moves backwards through them.
+ * Dropping a tag, or moving its max_id forward, removes the tag's slot from
+ * shared memory (idgen_segment_forget) so its buffered IDs are not handed
+ * out; that removal is not transactional, so a rolled-back drop or alter
+ * only costs the buffered IDs (a gap).  Until the transaction ends its row
+ * lock keeps the worker from loading the tag again (the worker skips locked
+ * rows), so callers wait for it, within idgen.segment_wait_timeout.
+ *
+ * No shared state of its own; the slot hash is locked in segment.c.
+ */
+#include "postgres.h"
+
+#include "catalog/pg_type.h"
+#include "executor/spi.h"
+#include "fmgr.h"
+#include "utils/builtins.h"
+
+#include "idgen.h"
+#include "segment.h"
+
+/* The tag argument, checked: not null, 1 to 128 bytes */
+static char *
+tag_arg(FunctionCallInfo fcinfo)
+{
+	char	   *tag;
+
+	if (PG_ARGISNULL(0))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("segment tag cannot be null")));
+	tag = text_to_cstring(PG_GETARG_TEXT_PP(0));
+	idgen_segment_check_tag_length(tag, strlen(tag));
+	return tag;
+}
+
+/* Error unless a step is at least 1 */
+static void
+check_step(int32 step)
+{
+	if (step < 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("segment step must be at least 1"),
+				 errdetail("The step given was %d.", step)));
+}
+
+PG_FUNCTION_INFO_V1(segment_create);
+
+/* SQL: idgen.segment_create(tag, start, step, description) */
+Datum
+segment_create(PG_FUNCTION_ARGS)
+{
+	char	   *tag;
+	int64		start;
+	int32		step;
+	Oid			types[4] = {TEXTOID, INT8OID, INT4OID, TEXTOID};
+	Datum		args[4];
+	char		nulls[4] = {' ', ' ', ' ', ' '};
+	int			ret;
+	uint64		created;
+
+	idgen_segment_check_usable();
+	tag = tag_arg(fcinfo);
+	if (PG_ARGISNULL(1) || PG_ARGISNULL(2))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("start and step of a segment tag cannot be null")));
+	start = PG_GETARG_INT64(1);
+	step = PG_GETARG_INT32(2);
+	if (start < 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("segment start must be at least 1"),
+				 errdetail("The start given was " INT64_FORMAT ".", start)));
+	check_step(step);
+
+	/* Leaf's max_id is the last ID given out: start - 1 */
+	args[0] = CStringGetTextDatum(tag);
+	args[1] = Int64GetDatum(start - 1);
+	args[2] = Int32GetDatum(step);
+	if (PG_ARGISNULL(3))
+	{
+		args[3] = (Datum) 0;
+		nulls[3] = 'n';
+	}
+	else
+		args[3] = PG_GETARG_DATUM(3);
+
+	SPI_connect();
+	ret = SPI_execute_with_args("INSERT INTO idgen.segment_alloc "
+								"(biz_tag, max_id, step, description, update_time) "
+								"VALUES ($1, $2, $3, $4, pg_catalog.now()) "
+								"ON CONFLICT (biz_tag) DO NOTHING",
+								4, types, args, nulls, false, 0);
+	if (ret != SPI_OK_INSERT)
+		elog(ERROR, "could not insert into idgen.segment_alloc: %s",
+			 SPI_result_code_string(ret));
+	created = SPI_processed;
+	SPI_finish();
+	if (created == 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_DUPLICATE_OBJECT),
+				 errmsg("segment tag \"%s\" already exists", tag),
+				 errhint("Use idgen.segment_alter() to change it.")));
+
+	/* A slot left by calls before the tag existed must not linger */
+	idgen_segment_forget(tag, 0);
+	PG_RETURN_VOID();
+}
+
+PG_FUNCTION_INFO_V1(segment_alter);
+
+/* SQL: idgen.segment_alter(tag, step, description, max_id) */
+Datum
+segment_alter(PG_FUNCTION_ARGS)
+{
+	char	   *tag;
+	Oid			types[4] = {TEXTOID, INT4OID, TEXTOID, INT8OID};
+	Datum		args[4];
+	char		nulls[4] = {' ', 'n', 'n', 'n'};
+	int			ret;
+	bool		isnull;
+	int64		cur_max;
+
+	idgen_segment_check_usable();
+	tag = tag_arg(fcinfo);
+	args[0] = CStringGetTextDatum(tag);
+	for (int i = 1; i < 4; i++)
+	{
+		args[i] = PG_ARGISNULL(i) ? (Datum) 0 : PG_GETARG_DATUM(i);
+		if (!PG_ARGISNULL(i))
+			nulls[i] = ' ';
+	}
+	if (!PG_ARGISNULL(1))
+		check_step(PG_GETARG_INT32(1));
+
+	SPI_connect();
+	ret = SPI_execute_with_args("SELECT max_id FROM idgen.segment_alloc "
+								"WHERE biz_tag = $1 FOR UPDATE",
+								1, types, args, NULL, false, 1);
+	if (ret != SPI_OK_SELECT)
+		elog(ERROR, "could not read idgen.segment_alloc: %s",
+			 SPI_result_code_string(ret));
+	if (SPI_processed == 0)
+		idgen_segment_unknown_tag_error(tag);
+	cur_max = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0],
+										  SPI_tuptable->tupdesc, 1, &isnull));
+	if (!PG_ARGISNULL(3) && PG_GETARG_INT64(3) < cur_max)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("cannot move max_id of segment tag \"%s\" backwards", tag),
+				 errdetail("max_id is " INT64_FORMAT "; the new value " INT64_FORMAT " is smaller.",
+						   cur_max, PG_GETARG_INT64(3)),
+				 errhint("IDs up to max_id may have been handed out already; only a larger max_id keeps new IDs unique.")));
+
+	ret = SPI_execute_with_args("UPDATE idgen.segment_alloc SET "
+								"step = coalesce($2, step), "
+								"description = coalesce($3, description), "
+								"max_id = coalesce($4, max_id), "
+								"update_time = pg_catalog.now() "
+								"WHERE biz_tag = $1",
+								4, types, args, nulls, false, 0);
+	if (ret != SPI_OK_UPDATE || SPI_processed != 1)
+		elog(ERROR, "could not update idgen.segment_alloc: %s",
+			 SPI_result_code_string(ret));
+	SPI_finish();
+
+	/* Buffered IDs lie below the new max_id: drop them */
+	if (!PG_ARGISNULL(3) && PG_GETARG_INT64(3) > cur_max)
+		idgen_segment_forget(tag, 0);
+	PG_RETURN_VOID();
+}
+
+PG_FUNCTION_INFO_V1(segment_drop);
+
+/* SQL: idgen.segment_drop(tag) */
+Datum
+segment_drop(PG_FUNCTION_ARGS)
+{
+	char	   *tag;
+	Oid			types[1] = {TEXTOID};
+	Datum		args[1];
+	int			ret;
+	uint64		deleted;
+
+	idgen_segment_check_usable();
+	tag = tag_arg(fcinfo);
+	args[0] = CStringGetTextDatum(tag);
+
+	SPI_connect();
+	ret = SPI_execute_with_args("DELETE FROM idgen.segment_alloc WHERE biz_tag = $1",
+								1, types, args, NULL, false, 0);
+	if (ret != SPI_OK_DELETE)
+		elog(ERROR, "could not delete from idgen.segment_alloc: %s",
+			 SPI_result_code_string(ret));
+	deleted = SPI_processed;
+	SPI_finish();
+	if (deleted == 0)
+		idgen_segment_unknown_tag_error(tag);
+
+	idgen_segment_forget(tag, 0);
+	PG_RETURN_VOID();
+}

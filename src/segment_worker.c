@@ -1,0 +1,355 @@
+/*
+ * segment_worker.c
+ *		The idgen worker's share of segment IDs: it alone writes
+ *		idgen.segment_alloc and fills the next segment of each tag.
+ *
+ * Each round, idgen_segment_worker_step looks (under the LWLock, shared) for
+ * slots whose next segment is missing and whose current one is used past
+ * idgen.segment_prefetch, or used up, or not loaded yet; callers that are
+ * waiting come first.  For each it runs one transaction that locks the tag's
+ * row (SKIP LOCKED, so an administrator's open transaction delays only that
+ * tag), advances max_id by the dynamic step and commits.  The worker forces
+ * synchronous_commit on, so the allocation is durable (and replicated to
+ * synchronous standbys) before the segment is published to the slot; a crash
+ * can only leave unused IDs behind, never hand one out twice.
+ *
+ * Publishing re-finds the slot by tag under the LWLock (shared) and checks
+ * its generation, so a tag dropped or altered meanwhile is not refilled with
+ * a stale range.  Runs only in the worker, outside any transaction.
+ */
+#include "postgres.h"
+
+#include "access/xact.h"
+#include "access/xlog.h"
+#include "catalog/namespace.h"
+#include "catalog/pg_type.h"
+#include "executor/spi.h"
+#include "miscadmin.h"
+#include "pgstat.h"
+#include "utils/builtins.h"
+#include "utils/lsyscache.h"
+#include "utils/memutils.h"
+#include "utils/snapmgr.h"
+
+#include "idgen.h"
+#include "segment.h"
+
+/* Most time one step spends allocating before it lets the loop go on */
+#define STEP_BUDGET_MS 200
+
+/* How soon to look again at a tag whose row was locked */
+#define BUSY_RETRY_MS 20
+
+/* A slot that needs its next segment */
+typedef struct SegmentNeed
+{
+	char		tag[IDGEN_SEGMENT_TAG_MAX + 1];
+	uint64		gen;			/* slot generation when seen */
+	bool		urgent;			/* used up or never loaded: callers wait */
+	int64		prev_step;		/* slot's dyn_step, 0 if none */
+	TimestampTz prev_alloc;		/* slot's last_alloc, 0 if none */
+} SegmentNeed;
+
+/* Result of one allocation */
+typedef enum AllocResult
+{
+	ALLOC_OK,
+	ALLOC_UNKNOWN,				/* no such row */
+	ALLOC_EXHAUSTED,			/* max_id at the largest bigint */
+	ALLOC_BUSY,					/* row locked by another transaction */
+	ALLOC_NO_TABLE,				/* extension not installed here */
+	ALLOC_STALE					/* slot removed since it was seen */
+} AllocResult;
+
+static MemoryContext step_cxt = NULL;
+
+/* Is the slot seen in need still there, with the same generation? */
+static bool
+need_is_current(const SegmentNeed *need)
+{
+	IdgenSegmentSlot *slot;
+	bool		current;
+
+	LWLockAcquire(idgen_seg->lock, LW_SHARED);
+	slot = hash_search(idgen_seg_hash, need->tag, HASH_FIND, NULL);
+	current = (slot && pg_atomic_read_u64(&slot->generation) == need->gen);
+	LWLockRelease(idgen_seg->lock);
+	return current;
+}
+
+/* Does the slot need its next segment?  Caller holds the lock. */
+static bool
+slot_needs_next(IdgenSegmentSlot *slot, bool *urgent)
+{
+	uint32		state = pg_atomic_read_u32(&slot->state);
+	uint64		p = pg_atomic_read_u64(&slot->pos);
+	uint64		e = p >> IDGEN_SEG_OFF_BITS;
+	uint64		off = p & IDGEN_SEG_OFF_MASK;
+	uint64		ne = (e + 1) & IDGEN_SEG_EPOCH_MASK;
+	IdgenSegmentDesc *d = &slot->ring[e % IDGEN_SEG_RING];
+
+	if (state == IDGEN_SEG_UNKNOWN || state == IDGEN_SEG_EXHAUSTED)
+		return false;
+	if (pg_atomic_read_u32(&slot->ring[ne % IDGEN_SEG_RING].epoch) == ne)
+		return false;
+	*urgent = (state == IDGEN_SEG_LOADING || off >= (uint64) d->len);
+	return *urgent || off >= (uint64) d->prefetch_at;
+}
+
+/*
+ * The step of the next allocation (Leaf): double it when the previous
+ * segment lasted less than idgen.segment_step_grow_after, halve it when it
+ * lasted more than idgen.segment_step_shrink_after, always within the tag's
+ * configured step and max(that, idgen.segment_max_step).
+ */
+static int64
+next_step(const SegmentNeed *need, int64 min_step, TimestampTz now)
+{
+	int64		max_step = Max((int64) idgen_segment_max_step, min_step);
+	int64		step = need->prev_step;
+
+	if (step <= 0)
+		step = min_step;
+	else
+	{
+		int64		lasted_ms = (now - need->prev_alloc) / 1000;
+
+		if (lasted_ms < idgen_segment_grow_after_ms)
+			step = Min(step * 2, max_step);
+		else if (lasted_ms > idgen_segment_shrink_after_ms)
+			step = step / 2;
+	}
+	return Min(Max(step, min_step), max_step);
+}
+
+/*
+ * Allocate the next segment of a tag in a transaction of its own.  On
+ * ALLOC_OK, *first and *len describe it and it is committed.
+ */
+static AllocResult
+allocate(const SegmentNeed *need, int64 *first, int64 *len)
+{
+	Oid			nsp,
+				relid;
+	Oid			types[2] = {TEXTOID, INT8OID};
+	Datum		args[2];
+	AllocResult result = ALLOC_OK;
+	int			ret;
+
+	SetCurrentStatementStartTimestamp();
+	StartTransactionCommand();
+	SPI_connect();
+	PushActiveSnapshot(GetTransactionSnapshot());
+	pgstat_report_activity(STATE_RUNNING, "idgen: segment allocation");
+
+	nsp = get_namespace_oid("idgen", true);
+	relid = OidIsValid(nsp) ? get_relname_relid("segment_alloc", nsp) : InvalidOid;
+	args[0] = CStringGetTextDatum(need->tag);
+
+	if (!OidIsValid(relid))
+		result = ALLOC_NO_TABLE;
+	else if (OidIsValid(idgen_seg->relid) && idgen_seg->relid != relid)
+	{
+		/* The table was dropped and created again: nothing buffered holds */
+		idgen_seg->relid = relid;
+		idgen_segment_forget_all();
+		result = ALLOC_BUSY;
+	}
+	else
+	{
+		idgen_seg->relid = relid;
+		ret = SPI_execute_with_args("SELECT max_id, step FROM idgen.segment_alloc "
+									"WHERE biz_tag = $1 FOR UPDATE SKIP LOCKED",
+									1, types, args, NULL, false, 1);
+		if (ret != SPI_OK_SELECT)
+			elog(ERROR, "could not lock the row of segment tag \"%s\"", need->tag);
+		if (SPI_processed == 0)
+		{
+			/* Locked by someone else, or not there at all? */
+			ret = SPI_execute_with_args("SELECT 1 FROM idgen.segment_alloc WHERE biz_tag = $1",
+										1, types, args, NULL, true, 1);
+			if (ret != SPI_OK_SELECT)
+				elog(ERROR, "could not read the row of segment tag \"%s\"", need->tag);
+			result = SPI_processed == 0 ? ALLOC_UNKNOWN : ALLOC_BUSY;
+		}
+		else if (!need_is_current(need))
+		{
+			/*
+			 * Dropped or altered since we looked: its row lock was released
+			 * after it removed the slot, so skip rather than allocate a
+			 * segment nobody can use.
+			 */
+			result = ALLOC_STALE;
+		}
+		else
+		{
+			bool		isnull;
+			int64		max_id,
+						min_step,
+						step;
+
+			max_id = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0],
+												 SPI_tuptable->tupdesc, 1, &isnull));
+			min_step = DatumGetInt32(SPI_getbinval(SPI_tuptable->vals[0],
+												   SPI_tuptable->tupdesc, 2, &isnull));
+			step = next_step(need, Max(min_step, 1), GetCurrentTimestamp());
+			if (max_id >= PG_INT64_MAX)
+				result = ALLOC_EXHAUSTED;
+			else
+			{
+				/* The last segment may be short */
+				if (max_id > PG_INT64_MAX - step)
+					step = PG_INT64_MAX - max_id;
+				args[1] = Int64GetDatum(max_id + step);
+				ret = SPI_execute_with_args("UPDATE idgen.segment_alloc "
+											"SET max_id = $2, update_time = now() "
+											"WHERE biz_tag = $1",
+											2, types, args, NULL, false, 0);
+				if (ret != SPI_OK_UPDATE || SPI_processed != 1)
+					elog(ERROR, "could not advance max_id of segment tag \"%s\"",
+						 need->tag);
+				*first = max_id + 1;
+				*len = step;
+			}
+		}
+	}
+
+	SPI_finish();
+	PopActiveSnapshot();
+	CommitTransactionCommand();
+	pgstat_report_activity(STATE_IDLE, NULL);
+	return result;
+}
+
+/* Make a committed allocation (or what was found) visible in the slot */
+static void
+publish(const SegmentNeed *need, AllocResult result, int64 first, int64 len)
+{
+	IdgenSegmentSlot *slot;
+
+	LWLockAcquire(idgen_seg->lock, LW_SHARED);
+	slot = hash_search(idgen_seg_hash, need->tag, HASH_FIND, NULL);
+	if (slot && pg_atomic_read_u64(&slot->generation) == need->gen)
+	{
+		if (result == ALLOC_UNKNOWN)
+			pg_atomic_write_u32(&slot->state, IDGEN_SEG_UNKNOWN);
+		else if (result == ALLOC_EXHAUSTED)
+			pg_atomic_write_u32(&slot->state, IDGEN_SEG_EXHAUSTED);
+		else if (result == ALLOC_OK)
+		{
+			uint64		e = pg_atomic_read_u64(&slot->pos) >> IDGEN_SEG_OFF_BITS;
+			uint64		ne = (e + 1) & IDGEN_SEG_EPOCH_MASK;
+			IdgenSegmentDesc *d = &slot->ring[ne % IDGEN_SEG_RING];
+			TimestampTz now = GetCurrentTimestamp();
+			double		at = (double) len * idgen_segment_prefetch;
+
+			/*
+			 * Epoch e cannot move on before ring[ne] is complete, and only
+			 * this worker writes it: a ready next segment means a lost
+			 * allocation, which only leaves a gap.
+			 */
+			if (pg_atomic_read_u32(&d->epoch) != ne)
+			{
+				pg_atomic_write_u32(&d->epoch, IDGEN_SEG_EPOCH_INVALID);
+				pg_write_barrier();
+				d->start = first;
+				d->len = len;
+				d->prefetch_at = (int64) Min(at, (double) len);
+				pg_write_barrier();
+				pg_atomic_write_u32(&d->epoch, (uint32) ne);
+			}
+			slot->dyn_step = len;
+			slot->last_alloc = now;
+			pg_atomic_write_u64(&slot->last_fetch, (uint64) now);
+			pg_atomic_fetch_add_u64(&slot->fetches, 1);
+			pg_atomic_write_u32(&slot->state, IDGEN_SEG_ACTIVE);
+		}
+	}
+	LWLockRelease(idgen_seg->lock);
+	ConditionVariableBroadcast(&idgen_seg->cv);
+}
+
+/* Collect the slots that need a segment, urgent ones first */
+static List *
+collect_needs(void)
+{
+	HASH_SEQ_STATUS scan;
+	IdgenSegmentSlot *slot;
+	List	   *urgent = NIL;
+	List	   *later = NIL;
+
+	LWLockAcquire(idgen_seg->lock, LW_SHARED);
+	hash_seq_init(&scan, idgen_seg_hash);
+	while ((slot = hash_seq_search(&scan)) != NULL)
+	{
+		bool		is_urgent = false;
+		SegmentNeed *need;
+
+		if (pg_atomic_read_u64(&slot->generation) == 0 ||
+			!slot_needs_next(slot, &is_urgent))
+			continue;
+		need = palloc(sizeof(SegmentNeed));
+		strlcpy(need->tag, slot->tag, sizeof(need->tag));
+		need->gen = pg_atomic_read_u64(&slot->generation);
+		need->urgent = is_urgent;
+		need->prev_step = slot->dyn_step;
+		need->prev_alloc = slot->last_alloc;
+		if (is_urgent)
+			urgent = lappend(urgent, need);
+		else
+			later = lappend(later, need);
+	}
+	LWLockRelease(idgen_seg->lock);
+	return list_concat(urgent, later);
+}
+
+/* One round of the worker's segment work; see idgen.h */
+void
+idgen_segment_worker_step(long *sleep_ms)
+{
+	MemoryContext old;
+	TimestampTz start;
+	List	   *needs;
+	ListCell   *lc;
+
+	if (idgen_seg == NULL || RecoveryInProgress())
+		return;
+	if (step_cxt == NULL)
+		step_cxt = AllocSetContextCreate(TopMemoryContext,
+										 "idgen segment worker",
+										 ALLOCSET_DEFAULT_SIZES);
+	MemoryContextReset(step_cxt);
+	old = MemoryContextSwitchTo(step_cxt);
+
+	start = GetCurrentTimestamp();
+	needs = collect_needs();
+	foreach(lc, needs)
+	{
+		SegmentNeed *need = lfirst(lc);
+		AllocResult result;
+		int64		first = 0,
+					len = 0;
+
+		CHECK_FOR_INTERRUPTS();
+		if (TimestampDifferenceExceeds(start, GetCurrentTimestamp(),
+									   STEP_BUDGET_MS))
+		{
+			/* Let the snowflake reservation have its turn, then go on */
+			*sleep_ms = 0;
+			break;
+		}
+		result = allocate(need, &first, &len);
+		MemoryContextSwitchTo(step_cxt);
+		if (result == ALLOC_BUSY)
+			*sleep_ms = Min(*sleep_ms, BUSY_RETRY_MS);
+		else if (result == ALLOC_NO_TABLE)
+			*sleep_ms = Min(*sleep_ms, 1000);
+		else if (result == ALLOC_STALE)
+			*sleep_ms = 0;		/* look for the new slot at once */
+		else
+			publish(need, result, first, len);
+	}
+
+	MemoryContextSwitchTo(old);
+	MemoryContextReset(step_cxt);
+}
