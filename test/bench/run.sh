@@ -1,0 +1,565 @@
+#!/usr/bin/env bash
+# Benchmark idgen against what a user would use instead (sequences, bigserial,
+# gen_random_uuid), all in one run on a throwaway cluster under ./tmp_bench,
+# so that ratios hold on a noisy machine.  Not a test: it never fails on a
+# slow figure, it reports.
+#
+# Every figure is the median of BENCH_ROUNDS runs (min and max beside it);
+# the runs of the alternatives are interleaved (A B C .. A B C ..) so drift
+# hits them all alike, and each ratio is the median of per-round ratios.
+# A function that is not installed yet (to_regprocedure) shows as "n/a".
+#
+# Prints a table and writes results.md and chart.png to test/bench/ (with
+# BENCH_QUICK=1, to test/bench/results/, which git ignores).
+#   BENCH_QUICK=1     smoke run: small sizes, short points
+#   BENCH_ROUNDS=N    runs per figure (default 3)
+#   BENCH_ROWS=N      rows per single-backend and insert run (default 2000000)
+#   BENCH_T=N         seconds of the pgbench points at 4 clients, the sustained
+#                     rate and the latency runs (default 10)
+#   BENCH_SCALE_T=N   seconds of the pgbench points at 1, 2 and 8 clients
+#                     (default 5)
+#   BENCH_PORT=N      server port (default 54339; the socket is in ./tmp_bench)
+#   BENCH_OUT=DIR     where results.md and chart.png go
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+top=$(pwd)
+
+if [ -n "${BENCH_QUICK:-}" ]; then
+	rounds=${BENCH_ROUNDS:-3}
+	rows=${BENCH_ROWS:-200000}
+	pgb_t=${BENCH_T:-2}
+	scale_t=${BENCH_SCALE_T:-1}
+	out=${BENCH_OUT:-$top/test/bench/results}
+else
+	rounds=${BENCH_ROUNDS:-3}
+	rows=${BENCH_ROWS:-2000000}
+	pgb_t=${BENCH_T:-10}
+	scale_t=${BENCH_SCALE_T:-5}
+	out=${BENCH_OUT:-$top/test/bench}
+fi
+port=${BENCH_PORT:-54339}
+clients_list="1 2 4 8"
+# The default layout 'idgen': 12 sequence bits per 1 ms tick
+layout_max=4096000
+
+bash test/setup.sh
+. test/env.sh
+echo "== build and install"
+build_and_install
+
+dir=$top/tmp_bench
+work=$top/test/bench/results
+raw=$work/raw.tsv
+mkdir -p "$work" "$out"
+rm -rf "$dir"
+mkdir -p "$dir/logs"
+[ "$(id -u)" -eq 0 ] && chown -R postgres: "$dir"
+chmod 777 "$dir/logs"
+: >"$raw"
+load_before=$(cut -d' ' -f1-3 /proc/loadavg)
+started=$(date +%s)
+
+echo "== cluster in $dir"
+as_pg_user initdb -D "$dir/data" -A trust -U postgres >/dev/null
+cat >>"$dir/data/postgresql.conf" <<EOC
+shared_preload_libraries = 'idgen'
+idgen.node_id = 1
+idgen.layout = 'idgen'
+idgen.database = 'postgres'
+port = $port
+listen_addresses = ''
+unix_socket_directories = '$dir'
+max_connections = 50
+shared_buffers = 256MB
+max_wal_size = 8GB
+checkpoint_timeout = 30min
+autovacuum = off
+EOC
+as_pg_user pg_ctl -D "$dir/data" -l "$dir/server.log" -w start >/dev/null
+stop_server() {
+	as_pg_user pg_ctl -D "$dir/data" -m fast -w stop >/dev/null 2>&1 || true
+}
+trap stop_server EXIT
+
+PSQL=(psql -X -q -At -v ON_ERROR_STOP=1 -h "$dir" -p "$port" -U postgres -d postgres)
+q() { "${PSQL[@]}" -c "$1"; }
+# Record one measurement: kind, name, round, value
+rec() { [ -n "$4" ] || return 0; printf '%s\t%s\t%s\t%s\n' "$1" "$2" "$3" "$4" >>"$raw"; }
+# True when the function (a regprocedure signature) exists
+have() { [ "$(q "SELECT to_regprocedure('$1') IS NOT NULL")" = t ]; }
+
+q "CREATE EXTENSION idgen"
+q "CREATE SEQUENCE bench_seq1 CACHE 1"
+q "CREATE SEQUENCE bench_seq1000 CACHE 1000"
+# Milliseconds one statement takes inside the server
+q "CREATE FUNCTION bench_ms(stmt text) RETURNS float8 LANGUAGE plpgsql AS \$\$
+DECLARE t0 timestamptz := clock_timestamp();
+BEGIN
+	EXECUTE stmt;
+	RETURN 1000 * extract(epoch FROM clock_timestamp() - t0);
+END \$\$"
+# Lead of the snowflake clock (ms) and clock waits so far
+sf_state() { q "SELECT round(greatest(lead_ms, 0)::numeric, 1), clock_waits, issued FROM idgen.snowflake_status()" | tr '|' ' '; }
+# Wait (up to 10 s) until the snowflake clock is back on the wall clock: a
+# burst beyond the layout's rate runs ahead of it, and the next run must not
+# start with less of idgen.max_lead left than the one before
+drain_lead() {
+	local lead
+	for _ in $(seq 1 100); do
+		read -r lead _ _ <<<"$(sf_state)"
+		awk -v l="$lead" 'BEGIN { exit !(l <= 0) }' && return 0
+		sleep 0.1
+	done
+}
+
+# Segment tags: 'bench' (step 1000) for throughput, two for latency
+seg=
+if have 'idgen.segment_nextval(text)'; then
+	if q "SELECT idgen.segment_create('bench', 1, 1000);
+		  SELECT idgen.segment_create('bench_s100', 1, 100);
+		  SELECT idgen.segment_create('bench_s100000', 1, 100000)" >/dev/null &&
+		q "SELECT idgen.segment_nextval('bench'), idgen.segment_nextval('bench_s100'),
+		          idgen.segment_nextval('bench_s100000')" >/dev/null; then
+		seg=1
+	else
+		echo "bench: segment functions exist but failed; segment rows are n/a" >&2
+	fi
+fi
+gene=
+if have 'idgen.gene_id(text,integer)'; then
+	q "SELECT idgen.gene_id('testroy', 3)" >/dev/null && gene=1
+fi
+# An alternative is measured if its requirement (seg/gene/1) is met
+avail() { case $1 in seg) [ -n "$seg" ] ;; gene) [ -n "$gene" ] ;; *) true ;; esac; }
+
+# Single backend: name|requirement|expression.  The snowflake kinds come
+# first: they may run ahead of the clock, which then drains during the others.
+single=(
+	"bare loop|1|i"
+	"snowflake_nextval()|1|idgen.snowflake_nextval()"
+	"segment_nextval(tag)|seg|idgen.segment_nextval('bench')"
+	"gene_id(key, bits)|gene|idgen.gene_id('testroy', 3)"
+	"nextval() CACHE 1|1|nextval('bench_seq1')"
+	"nextval() CACHE 1000|1|nextval('bench_seq1000')"
+	"gen_random_uuid()|1|gen_random_uuid()"
+)
+echo "== single backend: count(f()) over $rows rows, $rounds rounds"
+for r in $(seq 0 "$rounds"); do
+	for e in "${single[@]}"; do
+		IFS='|' read -r name req expr <<<"$e"
+		avail "$req" || continue
+		n=$rows
+		if [ "$r" -eq 0 ]; then
+			n=$((rows / 10))	# round 0 warms up, not recorded
+		fi
+		case $expr in idgen.snowflake* | idgen.gene*) drain_lead ;; esac
+		ms=$(q "SELECT bench_ms('SELECT count($(sed "s/'/''/g" <<<"$expr")) FROM generate_series(1, $n) AS g(i)')")
+		if [ "$r" -gt 0 ]; then
+			rec single "$name" "$r" "$ms"
+		fi
+	done
+	echo "   round $r done"
+done
+
+# pgbench of SELECT f(): name|requirement|statement
+stmts=(
+	"SELECT 1|1|SELECT 1"
+	"snowflake_nextval()|1|SELECT idgen.snowflake_nextval()"
+	"segment_nextval(tag)|seg|SELECT idgen.segment_nextval('bench')"
+	"nextval() CACHE 1|1|SELECT nextval('bench_seq1')"
+	"gen_random_uuid()|1|SELECT gen_random_uuid()"
+)
+# Run pgbench with a one-statement script; prints TPS.  Extra options follow.
+pgb() {
+	local stmt=$1 c=$2 t=$3 f
+	shift 3
+	f=$(mktemp "$dir/logs/script.XXXXXX")
+	echo "$stmt;" >"$f"
+	pgbench -n -M prepared -c "$c" -j "$c" -T "$t" -f "$f" "$@" \
+		-h "$dir" -p "$port" -U postgres postgres 2>&1 |
+		awk '/^tps = / { print $3; found = 1 }
+			 /error|ERROR|aborted/ { print > "/dev/stderr" }
+			 END { if (!found) exit 1 }'
+	rm -f "$f"
+}
+echo "== pgbench -M prepared: SELECT f() at $clients_list clients, $rounds rounds"
+for r in $(seq 1 "$rounds"); do
+	for c in $clients_list; do
+		t=$scale_t
+		if [ "$c" -eq 4 ]; then t=$pgb_t; fi
+		for e in "${stmts[@]}"; do
+			IFS='|' read -r name req stmt <<<"$e"
+			avail "$req" || continue
+			rec tps "$name@$c" "$r" "$(pgb "$stmt" "$c" "$t")"
+		done
+	done
+	echo "   round $r done"
+done
+
+# Inserts into a table whose primary key defaults to the generator
+inserts=(
+	"bigserial|1|id bigserial PRIMARY KEY"
+	"gen_random_uuid()|1|id uuid PRIMARY KEY DEFAULT gen_random_uuid()"
+	"snowflake_nextval()|1|id bigint PRIMARY KEY DEFAULT idgen.snowflake_nextval()"
+	"segment_nextval(tag)|seg|id bigint PRIMARY KEY DEFAULT idgen.segment_nextval('bench')"
+)
+echo "== insert $rows rows, $rounds rounds"
+for r in $(seq 1 "$rounds"); do
+	for e in "${inserts[@]}"; do
+		IFS='|' read -r name req col <<<"$e"
+		avail "$req" || continue
+		q "DROP TABLE IF EXISTS bench_ins; CREATE TABLE bench_ins ($col, v int); CHECKPOINT"
+		ms=$("${PSQL[@]}" -c '\timing on' \
+			-c "INSERT INTO bench_ins (v) SELECT i FROM generate_series(1, $rows) AS g(i)" |
+			awk '/^Time: / { print $2 }')
+		rec ins_s "$name" "$r" "$(awk -v m="$ms" 'BEGIN { printf "%.3f", m / 1000 }')"
+		rec ins_mb "$name" "$r" "$(q "SELECT round(pg_relation_size('bench_ins_pkey') / 1048576.0, 1)")"
+	done
+	echo "   round $r done"
+done
+q "DROP TABLE bench_ins; CHECKPOINT"
+
+# Sustained snowflake rate: 4 clients, each transaction 10,000 IDs; with the
+# default idgen.max_lead (a burst may run ahead of the wall clock) and with
+# max_lead 0 (never ahead: the layout's physical limit)
+batch=10000
+sustained=("max_lead 5 s (default)|5s" "max_lead 0|0")
+set_max_lead() {
+	q "ALTER SYSTEM SET idgen.max_lead = '$1'" && q "SELECT pg_reload_conf()" >/dev/null
+	for _ in $(seq 1 50); do
+		[ "$(q "SHOW idgen.max_lead")" = "$1" ] && return 0
+		sleep 0.1
+	done
+	echo "bench: idgen.max_lead did not become $1" >&2
+	return 1
+}
+echo "== sustained snowflake rate, 4 clients x ${pgb_t} s, $rounds rounds"
+for r in $(seq 1 "$rounds"); do
+	for e in "${sustained[@]}"; do
+		IFS='|' read -r name ml <<<"$e"
+		set_max_lead "$ml"
+		drain_lead
+		read -r _ waits0 _ <<<"$(sf_state)"
+		tps=$(pgb "SELECT count(idgen.snowflake_nextval()) FROM generate_series(1, $batch)" 4 "$pgb_t")
+		read -r lead waits1 _ <<<"$(sf_state)"
+		rec rate "$name" "$r" "$(awk -v t="$tps" -v b="$batch" 'BEGIN { if (t != "") printf "%.0f", t * b }')"
+		rec lead_ms "$name" "$r" "$lead"
+		rec clock_waits "$name" "$r" "$((waits1 - waits0))"
+	done
+	echo "   round $r done"
+done
+q "ALTER SYSTEM RESET idgen.max_lead" && q "SELECT pg_reload_conf()" >/dev/null
+
+# Latency percentiles (microseconds) from pgbench --log.  One client: on a
+# small machine more clients than cores measure the scheduler's time slices.
+lats=(
+	"SELECT 1|1|SELECT 1"
+	"segment_nextval step 100|seg|SELECT idgen.segment_nextval('bench_s100')"
+	"segment_nextval step 100000|seg|SELECT idgen.segment_nextval('bench_s100000')"
+)
+echo "== latency from pgbench --log, 1 client x ${pgb_t} s, $rounds rounds"
+for r in $(seq 1 "$rounds"); do
+	for e in "${lats[@]}"; do
+		IFS='|' read -r name req stmt <<<"$e"
+		avail "$req" || continue
+		prefix=$dir/logs/lat$r
+		rm -f "$prefix".*
+		pgb "$stmt" 1 "$pgb_t" --log --log-prefix="$prefix" >/dev/null
+		read -r p50 p99 p999 <<<"$(cat "$prefix".* | awk '{ print $3 }' | sort -n |
+			awk '{ v[NR] = $1 }
+				 function pct(p,  i) { i = int(p * NR); if (i < p * NR) i++; if (i < 1) i = 1; return v[i] }
+				 END { print pct(0.50), pct(0.99), pct(0.999) }')"
+		rm -f "$prefix".*
+		rec p50 "$name" "$r" "$p50"
+		rec p99 "$name" "$r" "$p99"
+		rec p999 "$name" "$r" "$p999"
+		rec p999x "$name" "$r" "$(awk -v a="$p999" -v b="$p50" 'BEGIN { if (b > 0) printf "%.2f", a / b }')"
+	done
+	echo "   round $r done"
+done
+
+load_after=$(cut -d' ' -f1-3 /proc/loadavg)
+elapsed=$(($(date +%s) - started))
+pgversion=$(q "SHOW server_version")
+stop_server
+trap - EXIT
+
+#
+# Report
+#
+# Median, min and max of kind/name: "med min max", or "n/a n/a n/a"
+stats() {
+	awk -F'\t' -v k="$1" -v n="$2" '$1 == k && $2 == n { print $4 }' "$raw" | sort -g |
+		awk '{ v[NR] = $1 }
+			 END { if (NR == 0) { print "n/a n/a n/a"; exit }
+				   m = (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2
+				   print m, v[1], v[NR] }'
+}
+# Per-round derived values from two series: kind/name A, kind/name B, awk
+# expression over a and b; recorded as kind/name given last
+derive() {
+	local ka=$1 na=$2 kb=$3 nb=$4 expr=$5 kout=$6 nout=$7
+	awk -F'\t' -v ka="$ka" -v na="$na" -v kb="$kb" -v nb="$nb" -v ko="$kout" -v no="$nout" \
+		"\$1 == ka && \$2 == na { a[\$3] = \$4 }
+		 \$1 == kb && \$2 == nb { b[\$3] = \$4 }
+		 END { for (r in a) if (r in b) { a_ = a[r]; b_ = b[r]
+			   printf \"%s\t%s\t%s\t%.6g\n\", ko, no, r, $(sed 's/\ba\b/a_/g; s/\bb\b/b_/g' <<<"$expr") } }" \
+		"$raw" >>"$raw.derived"
+}
+: >"$raw.derived"
+for e in "${single[@]}"; do
+	IFS='|' read -r name _ _ <<<"$e"
+	[ "$name" = "bare loop" ] && continue
+	derive single "$name" single "bare loop" "(a - b) * 1e6 / $rows" ns "$name"
+done
+cat "$raw.derived" >>"$raw"
+: >"$raw.derived"
+for e in "${single[@]}"; do
+	IFS='|' read -r name _ _ <<<"$e"
+	[ "$name" = "bare loop" ] && continue
+	derive ns "nextval() CACHE 1" ns "$name" "a / b" x_seq1 "$name"
+	derive ns "nextval() CACHE 1000" ns "$name" "a / b" x_seq1000 "$name"
+done
+for e in "${stmts[@]}"; do
+	IFS='|' read -r name _ _ <<<"$e"
+	for c in $clients_list; do
+		derive tps "$name@$c" tps "SELECT 1@$c" "a / b" x_sel1 "$name@$c"
+	done
+done
+for e in "${inserts[@]}"; do
+	IFS='|' read -r name _ _ <<<"$e"
+	derive ins_s "$name" ins_s bigserial "a / b" x_ins "$name"
+	derive ins_mb "$name" ins_mb bigserial "a / b" x_mb "$name"
+done
+for e in "${sustained[@]}"; do
+	IFS='|' read -r name _ <<<"$e"
+	derive rate "$name" rate "$name" "a / $layout_max" share "$name"
+done
+for e in "${lats[@]}"; do
+	IFS='|' read -r name _ _ <<<"$e"
+	derive p999 "$name" p999 "SELECT 1" "a / b" x_p999 "$name"
+done
+cat "$raw.derived" >>"$raw"
+rm -f "$raw.derived"
+
+# Number formatting: fmt DECIMALS VALUE (n/a passes through)
+fmt() { awk -v d="$1" -v v="$2" 'BEGIN { if (v == "n/a") print v; else printf "%.*f\n", d, v }'; }
+med() { stats "$@" | cut -d' ' -f1; }
+# "median (min-max)" with decimals
+mmm() {
+	local m lo hi
+	read -r m lo hi <<<"$(stats "$2" "$3")"
+	if [ "$m" = n/a ]; then echo n/a; else echo "$(fmt "$1" "$m") ($(fmt "$1" "$lo")–$(fmt "$1" "$hi"))"; fi
+}
+# "median% (min%-max%)" of a share
+pct() {
+	local m lo hi
+	read -r m lo hi <<<"$(stats "$1" "$2")"
+	if [ "$m" = n/a ]; then echo n/a; else awk -v m="$m" -v lo="$lo" -v hi="$hi" 'BEGIN { printf "%.0f%% (%.0f–%.0f%%)\n", 100 * m, 100 * lo, 100 * hi }'; fi
+}
+ratio() { local m; m=$(med "$1" "$2"); [ "$m" = n/a ] && echo n/a || echo "$(fmt 2 "$m")x"; }
+
+# Tables as TSV, header first: rendered to text and to markdown
+t_single=$work/single.tsv t_tps=$work/tps.tsv t_ins=$work/ins.tsv
+t_rate=$work/rate.tsv t_lat=$work/lat.tsv
+{
+	printf 'function\tms per %s rows\tns per ID (net of loop)\tspeed vs nextval CACHE 1\tspeed vs nextval CACHE 1000\n' "$rows"
+	for e in "${single[@]}"; do
+		IFS='|' read -r name _ _ <<<"$e"
+		if [ "$name" = "bare loop" ]; then
+			printf '%s\t%s\t—\t—\t—\n' "$name" "$(mmm 0 single "$name")"
+		else
+			printf '%s\t%s\t%s\t%s\t%s\n' "$name" "$(mmm 0 single "$name")" "$(mmm 1 ns "$name")" \
+				"$(ratio x_seq1 "$name")" "$(ratio x_seq1000 "$name")"
+		fi
+	done
+} >"$t_single"
+{
+	printf 'statement\tclients\tTPS\tvs SELECT 1\n'
+	for c in $clients_list; do
+		for e in "${stmts[@]}"; do
+			IFS='|' read -r name _ _ <<<"$e"
+			printf '%s\t%s\t%s\t%s\n' "$name" "$c" "$(mmm 0 tps "$name@$c")" "$(ratio x_sel1 "$name@$c")"
+		done
+	done
+} >"$t_tps"
+{
+	printf 'primary key\tinsert s\tvs bigserial\tPK index MB\tvs bigserial\n'
+	for e in "${inserts[@]}"; do
+		IFS='|' read -r name _ _ <<<"$e"
+		printf '%s\t%s\t%s\t%s\t%s\n' "$name" "$(mmm 2 ins_s "$name")" "$(ratio x_ins "$name")" \
+			"$(fmt 1 "$(med ins_mb "$name")")" "$(ratio x_mb "$name")"
+	done
+} >"$t_ins"
+{
+	printf 'snowflake_nextval(), 4 clients\tIDs/s\tshare of layout max %s/s\tlead at end (ms)\tclock waits\n' "$layout_max"
+	for e in "${sustained[@]}"; do
+		IFS='|' read -r name _ <<<"$e"
+		printf '%s\t%s\t%s\t%s\t%s\n' "$name" "$(mmm 0 rate "$name")" "$(pct share "$name")" \
+			"$(mmm 0 lead_ms "$name")" "$(mmm 0 clock_waits "$name")"
+	done
+} >"$t_rate"
+{
+	printf 'statement (1 client)\tp50 µs\tp99 µs\tp99.9 µs\tp99.9 / p50\tp99.9 vs SELECT 1\n'
+	for e in "${lats[@]}"; do
+		IFS='|' read -r name _ _ <<<"$e"
+		printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$name" "$(mmm 0 p50 "$name")" "$(mmm 0 p99 "$name")" \
+			"$(mmm 0 p999 "$name")" "$(mmm 2 p999x "$name")" "$(ratio x_p999 "$name")"
+	done
+} >"$t_lat"
+
+# Goals of issues 2 and 3: "label|kind|name|threshold"
+goals=(
+	"snowflake single backend >= 1.5x nextval CACHE 1|x_seq1|snowflake_nextval()|1.5"
+	"snowflake pgbench -c 4 >= 0.9x SELECT 1|x_sel1|snowflake_nextval()@4|0.9"
+	"segment single backend >= 2x nextval CACHE 1|x_seq1|segment_nextval(tag)|2"
+	"segment single backend >= 1.2x nextval CACHE 1000|x_seq1000|segment_nextval(tag)|1.2"
+	"segment pgbench -c 4 >= 0.9x SELECT 1|x_sel1|segment_nextval(tag)@4|0.9"
+	"segment step 100 p99.9 <= 2x p50|p999x|segment_nextval step 100|-2"
+)
+t_goals=$work/goals.tsv
+{
+	printf 'goal\tmeasured\tresult\n'
+	for g in "${goals[@]}"; do
+		IFS='|' read -r label kind name th <<<"$g"
+		m=$(med "$kind" "$name")
+		printf '%s\t%s\t%s\n' "$label" "$([ "$m" = n/a ] && echo n/a || echo "$(fmt 2 "$m")x")" \
+			"$(awk -v m="$m" -v t="$th" 'BEGIN { if (m == "n/a") print "n/a";
+				else if (t < 0) print (m <= -t ? "met" : "NOT met");
+				else print (m >= t ? "met" : "NOT met") }')"
+	done
+} >"$t_goals"
+
+# Text rendering
+totext() { column -t -s $'\t' "$1"; }
+# Markdown rendering
+tomd() {
+	awk -F'\t' '{ printf "|"; for (i = 1; i <= NF; i++) printf " %s |", $i; print "" }
+				NR == 1 { printf "|"; for (i = 1; i <= NF; i++) printf "---|"; print "" }' "$1"
+}
+
+model=$(lscpu | sed -n 's/^Model name: *//p' | head -1)
+mem=$(free -g | awk '/^Mem:/ { print $2 }')
+machine="$(nproc) CPUs ($model), ${mem} GiB RAM, $(. /etc/os-release && echo "$PRETTY_NAME"), PostgreSQL $pgversion"
+commit=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
+git diff --quiet HEAD -- src idgen--*.sql 2>/dev/null || commit="$commit+uncommitted changes"
+when=$(date -u '+%Y-%m-%d %H:%M UTC')
+settings="$rounds runs per figure; $rows rows per single-backend and insert run; pgbench -M prepared -T $pgb_t at 4 clients (-T $scale_t at 1, 2, 8 clients)"
+
+# Chart data: single backend ns/ID; TPS by clients; latency
+{
+	for e in "${single[@]}"; do
+		IFS='|' read -r name _ _ <<<"$e"
+		[ "$name" = "bare loop" ] && continue
+		read -r m lo hi <<<"$(stats ns "$name")"
+		[ "$m" = n/a ] && continue
+		printf '"%s"\t%s\t%s\t%s\n' "$name" "$m" "$lo" "$hi"
+	done
+} >"$work/chart_single.dat"
+{
+	printf 'clients'
+	for e in "${stmts[@]}"; do IFS='|' read -r name _ _ <<<"$e"; printf '\t"%s"' "$name"; done
+	echo
+	for c in $clients_list; do
+		printf '%s' "$c"
+		for e in "${stmts[@]}"; do
+			IFS='|' read -r name _ _ <<<"$e"
+			m=$(med tps "$name@$c")
+			printf '\t%s' "$([ "$m" = n/a ] && echo NaN || echo "$m")"
+		done
+		echo
+	done
+} >"$work/chart_tps.dat"
+{
+	for e in "${inserts[@]}"; do
+		IFS='|' read -r name _ _ <<<"$e"
+		m=$(med ins_s "$name")
+		[ "$m" = n/a ] && continue
+		printf '"%s"\t%s\t%s\n' "$name" "$m" "$(med ins_mb "$name")"
+	done
+} >"$work/chart_ins.dat"
+{
+	for e in "${lats[@]}"; do
+		IFS='|' read -r name _ _ <<<"$e"
+		m=$(med p50 "$name")
+		[ "$m" = n/a ] && continue
+		printf '"%s"\t%s\t%s\t%s\n' "$name" "$m" "$(med p99 "$name")" "$(med p999 "$name")"
+	done
+} >"$work/chart_lat.dat"
+gnuplot -e "datadir='$work'; rows='$rows'; outfile='$out/chart.png'; subtitle='$(nproc) CPUs, PostgreSQL $pgversion, median of $rounds runs'" \
+	test/bench/chart.gp
+
+# Output: text to stdout, markdown to results.md
+report_text() {
+	echo "idgen benchmark, $when, commit $commit"
+	echo "machine: $machine"
+	echo "load average before: $load_before; after: $load_after; took ${elapsed} s"
+	echo "$settings"
+	echo "cells: median (min–max); ratios: median of per-round ratios"
+	echo
+	echo "-- single backend: SELECT count(f()) FROM generate_series(1, $rows)"
+	totext "$t_single"
+	echo
+	echo "-- pgbench -M prepared: SELECT f()"
+	totext "$t_tps"
+	echo
+	echo "-- INSERT $rows rows into a table whose primary key defaults to the generator"
+	totext "$t_ins"
+	echo
+	echo "-- sustained rate over ${pgb_t} s"
+	totext "$t_rate"
+	echo
+	echo "-- latency from pgbench --log"
+	totext "$t_lat"
+	echo
+	echo "-- goals (issues 2 and 3)"
+	totext "$t_goals"
+}
+report_md() {
+	echo "# idgen benchmark results"
+	echo
+	echo "Written by \`make bench\` (test/bench/run.sh); the chart is [chart.png](chart.png)."
+	echo
+	echo "- Date: $when, idgen commit $commit"
+	echo "- Machine: $machine"
+	echo "- Load average before the run: $load_before; after: $load_after (the machine is shared); the run took ${elapsed} s"
+	echo "- Settings: $settings; shared_buffers 256MB, fsync on, synchronous_commit on, autovacuum off"
+	echo "- Cells are median (min–max) of the runs; ratios are the median of per-round ratios, so drift between rounds cancels"
+	echo
+	echo "## Single backend: \`SELECT count(f()) FROM generate_series(1, $rows)\`"
+	echo
+	echo "ns per ID = (time of f - time of the bare loop) / $rows, timed inside the server (clock_timestamp around the statement). Speed ratios: the sequence's ns per ID over f's (above 1 = f is faster). Snowflake-based rows are bursts: faster than the layout's 4,096 IDs per ms, they run ahead of the wall clock within idgen.max_lead (the run waits for the clock to catch up before each); gene_id(key, 3) takes a block of 8 sequence values per ID. See the sustained rate below for the limit."
+	echo
+	tomd "$t_single"
+	echo
+	echo "## pgbench -M prepared, \`SELECT f()\`"
+	echo
+	tomd "$t_tps"
+	echo
+	echo "## INSERT $rows rows into a table whose primary key defaults to the generator"
+	echo
+	echo "Timed by psql including commit; PK index size after the insert."
+	echo
+	tomd "$t_ins"
+	echo
+	echo "## Sustained snowflake rate over ${pgb_t} s against the layout's limit"
+	echo
+	echo "4 pgbench clients for ${pgb_t} s, each transaction \`SELECT count(idgen.snowflake_nextval()) FROM generate_series(1, $batch)\`. Layout \`idgen\`: 4,096 IDs per 1 ms tick, so at most 4,096,000 IDs/s on the wall clock. With the default idgen.max_lead of 5 s, a burst may borrow up to 5 s of future ticks, so a ${pgb_t} s average can exceed the limit; with max_lead 0 the generator never runs ahead. Lead: how far its clock was ahead of the wall clock at the end; clock waits: calls that had to wait for the wall clock."
+	echo
+	tomd "$t_rate"
+	echo
+	echo "## Latency from \`pgbench --log\`"
+	echo
+	echo "\`pgbench -M prepared -c 1 -T ${pgb_t} --log\`, percentiles over every transaction of a run. The segment tags start with steps 100 and 100000 (idgen.segment_create); SELECT 1 shows the machine's own tail. Last column: the statement's p99.9 over SELECT 1's in the same round."
+	echo
+	tomd "$t_lat"
+	echo
+	echo "## Goals of issues 2 and 3"
+	echo
+	tomd "$t_goals"
+}
+echo
+report_text | tee "$work/results.txt"
+report_md >"$out/results.md"
+echo
+echo "bench: wrote $out/results.md and $out/chart.png"
