@@ -26,3 +26,8 @@ include $(PGXS)
 .PHONY: unit
 unit:
 	$(MAKE) -C test/unit
+
+# Benchmark against sequences, bigserial and UUIDs (not a test): test/bench/
+.PHONY: bench
+bench:
+	bash test/bench/run.sh
