@@ -20,6 +20,7 @@
  */
 #include "postgres.h"
 
+#include "access/xact.h"
 #include "access/xlog.h"
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
@@ -97,7 +98,16 @@ idgen_reservation_step(long *sleep_ms)
 	int64		top,
 				now_tick,
 				margin;
-	bool		primary = !RecoveryInProgress();
+	bool		primary;
+
+	/*
+	 * A transaction begun during recovery stays read-only after a promotion,
+	 * and SELECT FOR UPDATE in it would fail: treat such a round as one on a
+	 * standby and run the next one soon.
+	 */
+	primary = !RecoveryInProgress() && !XactReadOnly;
+	if (!primary && !RecoveryInProgress())
+		*sleep_ms = Min(*sleep_ms, 10);
 
 	pending_end = 0;
 	if (!table_exists())
