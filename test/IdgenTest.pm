@@ -1,0 +1,405 @@
+# IdgenTest.pm
+#	Helpers for idgen's TAP tests that crash servers, move their clocks and
+#	promote standbys.
+#
+# Clocks are moved with libfaketime (Debian package "faketime"): a node made
+# with faketime => 1 starts with the library preloaded and reads its clock
+# offset (e.g. "-2", "-0.005", "-1h", "+0") from a file on every call, so
+# set_clock() changes the clock of the running server at once.  The monotonic
+# clock is left alone, so PostgreSQL's timeouts and latches keep working.
+#
+# IDs are captured on the client side by "drawers": psql sessions running in
+# the background that draw IDs in a loop and write every ID they receive to a
+# file, so an ID counts as issued as soon as a client has seen it, whether or
+# not any transaction holding it committed.
+package IdgenTest;
+
+use strict;
+use warnings;
+
+use Exporter 'import';
+use IPC::Run;
+use Time::HiRes qw(usleep time);
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+
+our @EXPORT = qw(idgen_node idgen_standby start_node set_clock crash_node
+  wait_ready start_drawer stop_drawers finish_drawer start_pgbench
+  finish_pgbench draw_ids try_sql first_disorder duplicates max_of min_of
+  clock_error_re no_unexpected_errors);
+
+our $faketime_lib = '/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1';
+
+# The clock error of snowflake.c, as psql shows it with VERBOSITY verbose
+sub clock_error_re
+{
+	return
+	  qr/ERROR:  58000: could not generate a snowflake ID: the system clock is \d+ ms behind the generator/;
+}
+
+# Settings every test node gets
+my $base_conf = <<'EOC';
+shared_preload_libraries = 'idgen'
+idgen.database = 'postgres'
+log_statement = none
+EOC
+
+# Give a node a fake clock, starting at the real time
+sub enable_faketime
+{
+	my ($node) = @_;
+
+	die "$faketime_lib is missing: install Debian's package faketime"
+	  unless -e $faketime_lib;
+	$node->{idgen_clock} =
+	  $PostgreSQL::Test::Utils::tmp_check . '/clock_' . $node->name . '.rc';
+	set_clock($node, '+0');
+	return;
+}
+
+# A new, initialized (not started) node with idgen preloaded.
+#   node_id => N (default 1), allows_streaming => 0|1, faketime => 0|1,
+#   conf => extra postgresql.conf text
+sub idgen_node
+{
+	my ($name, %opt) = @_;
+	my $node = PostgreSQL::Test::Cluster->new($name);
+	my $node_id = $opt{node_id} // 1;
+
+	$node->init(allows_streaming => $opt{allows_streaming} // 0);
+	$node->append_conf('postgresql.conf',
+		$base_conf . "idgen.node_id = $node_id\n" . ($opt{conf} // ''));
+	# Keep WAL for standbys without slots, across backups and checkpoints
+	$node->append_conf('postgresql.conf', "wal_keep_size = '256MB'\n")
+	  if $opt{allows_streaming};
+	enable_faketime($node) if $opt{faketime};
+	return $node;
+}
+
+# A streaming standby of $primary made by pg_basebackup (its configuration,
+# node id included, is the primary's).  Options as for idgen_node.
+sub idgen_standby
+{
+	my ($primary, $name, %opt) = @_;
+	my $backup = "backup_for_$name";
+	my $node = PostgreSQL::Test::Cluster->new($name);
+
+	$primary->backup($backup);
+	$node->init_from_backup($primary, $backup, has_streaming => 1);
+	$node->append_conf('postgresql.conf', $opt{conf}) if $opt{conf};
+	enable_faketime($node) if $opt{faketime};
+	return $node;
+}
+
+# Start a node, with its fake clock if it has one
+sub start_node
+{
+	my ($node, %params) = @_;
+
+	local %ENV = %ENV;
+	if ($node->{idgen_clock})
+	{
+		$ENV{LD_PRELOAD} = $faketime_lib;
+		$ENV{FAKETIME_TIMESTAMP_FILE} = $node->{idgen_clock};
+		$ENV{FAKETIME_NO_CACHE} = 1;
+		$ENV{FAKETIME_DONT_FAKE_MONOTONIC} = 1;
+	}
+	return $node->start(%params);
+}
+
+# Set a node's clock offset from the real time: "+0", "-0.005", "-2", "-1h"
+sub set_clock
+{
+	my ($node, $offset) = @_;
+	my $file = $node->{idgen_clock} or die "node has no fake clock";
+
+	# Replace the file atomically: libfaketime reads it on every call
+	open my $fh, '>', "$file.tmp" or die "could not write $file.tmp: $!";
+	print $fh "$offset\n";
+	close $fh;
+	rename "$file.tmp", $file or die "could not rename $file.tmp: $!";
+	note "clock of node " . $node->name . " set to $offset";
+	return;
+}
+
+# Is a process alive (and not a zombie)?
+sub alive
+{
+	my ($pid) = @_;
+
+	open my $fh, '<', "/proc/$pid/stat" or return 0;
+	my $stat = <$fh>;
+	close $fh;
+	return 0 unless defined $stat;
+	return $stat !~ /^\d+ \(.*\) Z /s;
+}
+
+# Pids of a process's children
+sub children
+{
+	my ($ppid) = @_;
+	my @kids;
+
+	opendir my $dh, '/proc' or die "could not read /proc: $!";
+	for my $pid (grep { /^\d+$/ } readdir $dh)
+	{
+		open my $fh, '<', "/proc/$pid/stat" or next;
+		my $stat = <$fh>;
+		close $fh;
+		push @kids, $pid
+		  if defined $stat && $stat =~ /^\d+ \(.*\) \S (\d+) /s && $1 == $ppid;
+	}
+	closedir $dh;
+	return @kids;
+}
+
+# Crash a running node with SIGKILL: the postmaster only (its children see
+# it die and exit on their own, finishing what they are doing), or with
+# all => 1 every server process at once.  Returns once all of them are gone.
+sub crash_node
+{
+	my ($node, %opt) = @_;
+	my $pm = $node->{_pid} or die "node " . $node->name . " is not running";
+	my @kids = children($pm);
+
+	note "killing node " . $node->name . " with SIGKILL: postmaster $pm"
+	  . ($opt{all} ? " and children @kids" : "");
+	kill 'KILL', $pm, ($opt{all} ? @kids : ());
+	$node->{_pid} = undef;
+
+	# The postmaster's pid must be gone for good (not even a zombie), or
+	# the new postmaster takes the old lock file for a live one
+	my $deadline = time() + $PostgreSQL::Test::Utils::timeout_default;
+	while (-e "/proc/$pm" || grep { alive($_) } @kids)
+	{
+		if (time() > $deadline)
+		{
+			my @left = grep { alive($_) } $pm, @kids;
+			diag "server processes still alive after the crash: @left";
+			kill 'KILL', @left;
+			$deadline = time() + 10;
+		}
+		usleep(20_000);
+	}
+	return;
+}
+
+# Wait until the node's worker runs and has published a reservation
+sub wait_ready
+{
+	my ($node) = @_;
+
+	$node->poll_query_until('postgres',
+		"SELECT worker_running AND reserved_until IS NOT NULL FROM idgen.snowflake_status()"
+	) or die "idgen worker of node " . $node->name . " did not get ready";
+	return;
+}
+
+my $drawer_seq = 0;
+
+# Start a background psql session drawing IDs until a row appears in table
+# idgen_test_stop (create it first) or the server goes away.
+#   sql => a statement returning IDs, one per row
+#   pause => seconds psql sleeps between batches (0 for full speed)
+#   batches => how many batches at most
+sub start_drawer
+{
+	my ($node, %opt) = @_;
+	my $n = ++$drawer_seq;
+	my $dir = $PostgreSQL::Test::Utils::tmp_check;
+	my $sql = $opt{sql}
+	  // 'SELECT idgen.snowflake_nextval() FROM generate_series(1, 20);';
+	my $pause = $opt{pause} // 0;
+	my $batches = $opt{batches} // 20000;
+	my %d = (
+		name => $opt{name} // "drawer$n",
+		script => "$dir/drawer_$n.sql",
+		out => "$dir/drawer_$n.out",
+		err => "$dir/drawer_$n.err");
+
+	open my $fh, '>', $d{script} or die "could not write $d{script}: $!";
+	print $fh "\\set stop false\n";
+	for (1 .. $batches)
+	{
+		print $fh "$sql\n";
+		# psql sleeps, not the server: pg_sleep() follows the fake clock
+		print $fh "\\! sleep $pause\n" if $pause;
+		print $fh "SELECT EXISTS (SELECT FROM idgen_test_stop) AS stop \\gset\n"
+		  . "\\if :stop\n\\echo STOPPED\n\\q\n\\endif\n";
+	}
+	print $fh "\\echo EXHAUSTED\n";
+	close $fh;
+
+	$d{h} = IPC::Run::start(
+		[
+			'psql', '-X', '-A', '-t', '-q', '-v', 'VERBOSITY=verbose',
+			'-d', $node->connstr('postgres'), '-f', $d{script}
+		],
+		'<', \undef, '>', $d{out}, '2>', $d{err});
+	return \%d;
+}
+
+# Wait for a drawer's psql to end; returns (ids in the order received,
+# stderr text, how it ended: "stopped", "exhausted" or "lost")
+sub finish_drawer
+{
+	my ($d) = @_;
+	my (@ids, $end);
+
+	eval {
+		my $t = IPC::Run::timer($PostgreSQL::Test::Utils::timeout_default);
+		$t->start;
+		while ($d->{h}->pumpable && !$t->is_expired)
+		{
+			$d->{h}->pump_nb;
+			usleep(20_000);
+		}
+		$d->{h}->kill_kill if $d->{h}->pumpable;
+		$d->{h}->finish;
+	};
+	open my $fh, '<', $d->{out} or die "could not read $d->{out}: $!";
+	$end = 'lost';
+	while (my $line = <$fh>)
+	{
+		chomp $line;
+		if ($line =~ /^\d+$/) { push @ids, $line + 0; }
+		elsif ($line eq 'STOPPED') { $end = 'stopped'; }
+		elsif ($line eq 'EXHAUSTED') { $end = 'exhausted'; }
+	}
+	close $fh;
+	my $err = PostgreSQL::Test::Utils::slurp_file($d->{err});
+	return (\@ids, $err, $end);
+}
+
+# Ask every drawer of a node to stop after its current batch
+sub stop_drawers
+{
+	my ($node) = @_;
+
+	$node->safe_psql('postgres', 'INSERT INTO idgen_test_stop VALUES (true)');
+	return;
+}
+
+# pgbench in the background: clients run $sql (one transaction each time)
+# for up to $seconds seconds; it ends early when the server goes away
+sub start_pgbench
+{
+	my ($node, $sql, %opt) = @_;
+	my $script = $PostgreSQL::Test::Utils::tmp_check . '/pgbench_'
+	  . $node->name . '.sql';
+
+	open my $fh, '>', $script or die "could not write $script: $!";
+	print $fh "$sql\n";
+	close $fh;
+	my ($out, $err) = ('', '');
+	my $h = IPC::Run::start(
+		[
+			'pgbench', '-n', '-c', $opt{clients} // 2, '-j', 1,
+			'-T', $opt{seconds} // 60, '-f', $script,
+			$node->connstr('postgres')
+		],
+		'<', \undef, '>', \$out, '2>', \$err);
+	return { h => $h, out => \$out, err => \$err };
+}
+
+# Wait for a background pgbench to end; returns its stdout and stderr
+sub finish_pgbench
+{
+	my ($p) = @_;
+
+	eval {
+		my $t = IPC::Run::timer($PostgreSQL::Test::Utils::timeout_default);
+		$t->start;
+		while ($p->{h}->pumpable && !$t->is_expired)
+		{
+			$p->{h}->pump_nb;
+			usleep(20_000);
+		}
+		$p->{h}->kill_kill if $p->{h}->pumpable;
+		$p->{h}->finish;
+	};
+	return (${ $p->{out} }, ${ $p->{err} });
+}
+
+# Draw IDs in the foreground with one query; returns them in the order
+# received
+sub draw_ids
+{
+	my ($node, $n) = @_;
+	my $out = $node->safe_psql('postgres',
+		"SELECT idgen.snowflake_nextval() FROM generate_series(1, $n)");
+	return [ map { $_ + 0 } split /\n/, $out ];
+}
+
+# Run SQL that may fail; returns (exit code, stdout, stderr), with the
+# SQLSTATE in error messages
+sub try_sql
+{
+	my ($node, $sql) = @_;
+	my ($ret, $out, $err) = $node->psql('postgres', $sql,
+		extra_params => [ '-v', 'VERBOSITY=verbose' ]);
+	return ($ret, $out, $err);
+}
+
+# Index of the first ID not greater than the one before it, or -1
+sub first_disorder
+{
+	my ($ids) = @_;
+
+	for my $i (1 .. $#$ids)
+	{
+		return $i if $ids->[$i] <= $ids->[ $i - 1 ];
+	}
+	return -1;
+}
+
+# IDs that occur more than once among all the lists given
+sub duplicates
+{
+	my %seen;
+	my @dups;
+
+	for my $list (@_)
+	{
+		for my $id (@$list)
+		{
+			push @dups, $id if $seen{$id}++ == 1;
+		}
+	}
+	return @dups;
+}
+
+# The server log of a node has no ERROR but those of idgen's generators
+# that the tests provoke (so the worker never failed)
+sub no_unexpected_errors
+{
+	my ($node) = @_;
+	my @bad = grep {
+		/ (ERROR|PANIC):  /
+		  && !/could not generate a snowflake ID|cannot generate snowflake IDs during recovery/
+	} split /\n/, PostgreSQL::Test::Utils::slurp_file($node->logfile);
+
+	is(scalar @bad, 0, 'no unexpected error in the log of node ' . $node->name)
+	  or diag join("\n", @bad[0 .. ($#bad > 9 ? 9 : $#bad)]);
+	return;
+}
+
+# Largest and smallest of a list (0 / undef when empty)
+sub max_of
+{
+	my $m = 0;
+
+	for (@_) { $m = $_ if $_ > $m; }
+	return $m;
+}
+
+sub min_of
+{
+	my $m;
+
+	for (@_) { $m = $_ if !defined $m || $_ < $m; }
+	return $m;
+}
+
+1;
