@@ -15,6 +15,11 @@ ISOLATION_OPTS = --inputdir=$(srcdir)/test --temp-config=$(srcdir)/test/regress.
 PG_CFLAGS = -std=gnu11 -Wall -Wextra -Werror -Wno-unused-parameter \
 	-Wno-missing-field-initializers -Wno-sign-compare
 
+# The worker leases node ids from a registry database over libpq (src/lease.c),
+# linked the way contrib/postgres_fdw does
+PG_CPPFLAGS += -I$(libpq_srcdir)
+SHLIB_LINK_INTERNAL += $(libpq)
+
 # No LLVM bitcode: JIT inlining of these small functions is not worth a
 # clang dependency at build time
 override with_llvm = no

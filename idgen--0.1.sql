@@ -150,3 +150,118 @@ GRANT EXECUTE ON FUNCTION idgen.segment_status_fn() TO pg_monitor;
 GRANT SELECT ON idgen.segment_status TO pg_monitor;
 
 -- END segment
+
+-- BEGIN node leases
+
+-- Node ids leased to servers with idgen.node_id = 'auto' (src/lease.c).
+-- Used only in the registry database named by their idgen.node_registry.
+-- last_tick is the holder's promise: the highest tick it may use before its
+-- lease runs out; the next holder of the id starts above it.
+CREATE TABLE idgen.node_lease (
+    namespace  text NOT NULL,
+    node_id    int NOT NULL CHECK (node_id >= 0),
+    instance   text NOT NULL,
+    heartbeat  timestamptz NOT NULL,
+    expires_at timestamptz NOT NULL,
+    last_tick  bigint NOT NULL,
+    PRIMARY KEY (namespace, node_id)
+);
+COMMENT ON TABLE idgen.node_lease IS
+    'Node id leases of servers with idgen.node_id = ''auto''; written by their idgen workers.';
+REVOKE ALL ON TABLE idgen.node_lease FROM PUBLIC;
+SELECT pg_catalog.pg_extension_config_dump('idgen.node_lease', '');
+
+-- Lease a node id for lease_instance: its own row, else the lowest id whose
+-- lease ended more than guard_ms ago, else the lowest id never leased.
+-- leased_node is NULL when every id up to max_node is taken.
+CREATE FUNCTION idgen.node_lease_acquire(lease_namespace text,
+    lease_instance text, max_node int, lease_ms int, guard_ms int,
+    promise_tick bigint,
+    OUT leased_node int, OUT previous_instance text,
+    OUT previous_last_tick bigint)
+    LANGUAGE plpgsql
+    SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    r record;
+BEGIN
+    -- One acquisition at a time in a namespace; renewals are not blocked
+    PERFORM pg_advisory_xact_lock(hashtext('idgen.node_lease'),
+                                  hashtext(lease_namespace));
+
+    SELECT l.node_id, l.instance, l.last_tick INTO r
+    FROM idgen.node_lease l
+    WHERE l.namespace = lease_namespace AND l.node_id <= max_node
+      AND (l.instance = lease_instance
+           OR l.expires_at + guard_ms * interval '1 ms' < now())
+    ORDER BY l.instance = lease_instance DESC, l.node_id
+    LIMIT 1
+    FOR UPDATE;
+    IF FOUND THEN
+        UPDATE idgen.node_lease l
+        SET instance = lease_instance, heartbeat = now(),
+            expires_at = now() + lease_ms * interval '1 ms',
+            last_tick = greatest(l.last_tick, promise_tick)
+        WHERE l.namespace = lease_namespace AND l.node_id = r.node_id;
+        leased_node := r.node_id;
+        previous_instance := r.instance;
+        previous_last_tick := r.last_tick;
+        RETURN;
+    END IF;
+
+    SELECT g.g INTO leased_node
+    FROM generate_series(0, max_node) AS g(g)
+    WHERE NOT EXISTS (SELECT FROM idgen.node_lease l
+                      WHERE l.namespace = lease_namespace AND l.node_id = g.g)
+    ORDER BY g.g
+    LIMIT 1;
+    IF leased_node IS NOT NULL THEN
+        INSERT INTO idgen.node_lease
+            (namespace, node_id, instance, heartbeat, expires_at, last_tick)
+        VALUES (lease_namespace, leased_node, lease_instance, now(),
+                now() + lease_ms * interval '1 ms', promise_tick);
+    END IF;
+END
+$$;
+COMMENT ON FUNCTION idgen.node_lease_acquire(text, text, int, int, int, bigint) IS
+    'Called by the idgen worker of a server with idgen.node_id = ''auto'' to lease a node id';
+REVOKE ALL ON FUNCTION idgen.node_lease_acquire(text, text, int, int, int, bigint) FROM PUBLIC;
+
+-- Renew lease_instance's lease of lease_node; false if another holds it
+CREATE FUNCTION idgen.node_lease_renew(lease_namespace text, lease_node int,
+    lease_instance text, lease_ms int, promise_tick bigint)
+    RETURNS boolean
+    LANGUAGE plpgsql
+    SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    UPDATE idgen.node_lease l
+    SET heartbeat = now(), expires_at = now() + lease_ms * interval '1 ms',
+        last_tick = greatest(l.last_tick, promise_tick)
+    WHERE l.namespace = lease_namespace AND l.node_id = lease_node
+      AND l.instance = lease_instance;
+    RETURN FOUND;
+END
+$$;
+COMMENT ON FUNCTION idgen.node_lease_renew(text, int, text, int, bigint) IS
+    'Called by the idgen worker of a server with idgen.node_id = ''auto'' to renew its lease';
+REVOKE ALL ON FUNCTION idgen.node_lease_renew(text, int, text, int, bigint) FROM PUBLIC;
+
+-- This server's side of its lease
+CREATE FUNCTION idgen.node_lease_status(
+    OUT auto boolean,
+    OUT node_id int,
+    OUT valid boolean,
+    OUT valid_for_ms bigint,
+    OUT instance text,
+    OUT renewed_at timestamptz,
+    OUT taken_over_tick bigint,
+    OUT last_error text)
+    AS 'MODULE_PATHNAME', 'node_lease_status'
+    LANGUAGE C VOLATILE PARALLEL SAFE;
+COMMENT ON FUNCTION idgen.node_lease_status() IS
+    'Node id lease of this server (idgen.node_id = ''auto''): node, validity, last renewal and error';
+REVOKE ALL ON FUNCTION idgen.node_lease_status() FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION idgen.node_lease_status() TO pg_monitor;
+
+-- END node leases

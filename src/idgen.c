@@ -22,6 +22,7 @@
 #include "utils/memutils.h"
 
 #include "idgen.h"
+#include "lease.h"
 
 PG_MODULE_MAGIC;
 
@@ -54,6 +55,7 @@ idgen_shmem_request(void)
 		prev_shmem_request_hook();
 	RequestAddinShmemSpace(idgen_snowflake_shmem_size());
 	RequestAddinShmemSpace(idgen_segment_shmem_size());
+	RequestAddinShmemSpace(idgen_lease_shmem_size());
 	RequestNamedLWLockTranche("idgen segment", 1);
 }
 
@@ -66,12 +68,14 @@ idgen_shmem_startup(void)
 	LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
 	idgen_snowflake_shmem_init();
 	idgen_segment_shmem_init();
+	idgen_lease_shmem_init();
 	LWLockRelease(AddinShmemInitLock);
 }
 
 /*
- * Parse idgen.node_id: empty means unset (-1); otherwise a whole number.
- * Returns false on bad syntax.
+ * Parse idgen.node_id: empty means unset (-1), 'auto' leased from the
+ * registry (IDGEN_NODE_AUTO); otherwise a whole number.  Returns false on
+ * bad syntax.
  */
 static bool
 parse_node_id(const char *s, int *out)
@@ -82,6 +86,11 @@ parse_node_id(const char *s, int *out)
 	if (s == NULL || s[0] == '\0')
 	{
 		*out = -1;
+		return true;
+	}
+	if (pg_strcasecmp(s, "auto") == 0)
+	{
+		*out = IDGEN_NODE_AUTO;
 		return true;
 	}
 	errno = 0;
@@ -100,7 +109,7 @@ check_node_id(char **newval, void **extra, GucSource source)
 
 	if (!parse_node_id(*newval, &v))
 	{
-		GUC_check_errdetail("idgen.node_id must be a whole number from 0 to the largest node of idgen.layout.");
+		GUC_check_errdetail("idgen.node_id must be 'auto' or a whole number from 0 to the largest node of idgen.layout.");
 		return false;
 	}
 	return true;
@@ -147,7 +156,7 @@ validate_startup_settings(const char *raw_layout, const char *raw_node)
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("invalid value for parameter \"idgen.node_id\": \"%s\"",
 						raw_node),
-				 errdetail("idgen.node_id must be a whole number.")));
+				 errdetail("idgen.node_id must be 'auto' or a whole number.")));
 
 	maxnode = idgen_field_max(idgen_layout.node.bits);
 	if (idgen_node_id >= 0 && (uint64) idgen_node_id > maxnode)
@@ -225,6 +234,7 @@ _PG_init(void)
 							 NULL, &idgen_allow_on_standby, false,
 							 PGC_SIGHUP, 0, NULL, NULL, NULL);
 	idgen_segment_define_gucs();
+	idgen_lease_define_gucs();
 	MarkGUCPrefixReserved("idgen");
 
 	prev_shmem_request_hook = shmem_request_hook;

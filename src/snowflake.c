@@ -36,6 +36,7 @@
 #include "utils/timestamp.h"
 
 #include "idgen.h"
+#include "lease.h"
 
 /* Per-process counter, padded to its own cache line */
 typedef union IdgenCounter
@@ -136,12 +137,15 @@ note_wall_tick(int64 now_tick)
 	pg_atomic_write_u64(&sf->wall_tick, (uint64) now_tick);
 }
 
-/* Checks made before each generation; errors for a misuse */
-static void
+/*
+ * Checks made before each generation; errors for a misuse.  Returns the
+ * node id to put in the ID: idgen.node_id, or the leased one (lease.h).
+ */
+static int
 check_can_generate(void)
 {
 	idgen_require_loaded();
-	if (idgen_node_id < 0)
+	if (idgen_node_id == -1)
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("idgen.node_id is not set"),
@@ -154,6 +158,9 @@ check_can_generate(void)
 				 errmsg("cannot generate snowflake IDs during recovery"),
 				 errdetail("A standby usually has a copy of its primary's idgen.node_id, so its IDs could collide with the primary's."),
 				 errhint("Set idgen.allow_on_standby to on only if this server has a node id of its own.")));
+	if (idgen_node_id == IDGEN_NODE_AUTO)
+		return idgen_lease_node();
+	return idgen_node_id;
 }
 
 /*
@@ -200,8 +207,9 @@ idgen_snowflake_next(int gene_bits, uint64 gene)
 	int64		ntick,
 				now_tick;
 	uint64		idseq;
+	int			node;
 
-	check_can_generate();
+	node = check_can_generate();
 	if (gene_bits > s)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
@@ -310,7 +318,7 @@ idgen_snowflake_next(int gene_bits, uint64 gene)
 
 		pg_atomic_write_u64(c, pg_atomic_read_u64(c) + 1);
 	}
-	return (int64) idgen_compose(l, ntick, (uint64) idgen_node_id, idseq);
+	return (int64) idgen_compose(l, ntick, (uint64) node, idseq);
 }
 
 /* Wake the idgen worker, if it runs (for the other parts of idgen) */
@@ -410,7 +418,10 @@ snowflake_status(PG_FUNCTION_ARGS)
 	for (int i = 0; i < sf->nslots; i++)
 		issued += pg_atomic_read_u64(&sf->counters[i].issued);
 
-	if (idgen_node_id >= 0)
+	if (idgen_node_id == IDGEN_NODE_AUTO &&
+		(pg_atomic_read_u64(idgen_lease_word) >> IDGEN_LEASE_MS_BITS) != 0)
+		values[0] = Int32GetDatum((int) (pg_atomic_read_u64(idgen_lease_word) >> IDGEN_LEASE_MS_BITS) - 1);
+	else if (idgen_node_id >= 0)
 		values[0] = Int32GetDatum(idgen_node_id);
 	else
 		nulls[0] = true;

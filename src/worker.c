@@ -2,7 +2,8 @@
  * worker.c
  *		The "idgen worker" background process.
  *
- * One per server, connected to idgen.database.  Each round it keeps the
+ * One per server, connected to idgen.database.  Each round it renews the
+ * node id lease when idgen.node_id is 'auto' (lease.c), keeps the
  * snowflake reservation ahead of use (reservation.c) and refills segment
  * buffers (segment.c), then sleeps on its latch until a backend wakes it or
  * the shortest timeout asked for by either part passes.  Each unit of work
@@ -25,6 +26,7 @@
 #include "utils/snapmgr.h"
 
 #include "idgen.h"
+#include "lease.h"
 
 PGDLLEXPORT void idgen_worker_main(Datum main_arg);
 
@@ -84,6 +86,7 @@ idgen_worker_main(Datum main_arg)
 			ProcessConfigFile(PGC_SIGHUP);
 		}
 
+		idgen_lease_worker_step(&sleep_ms);
 		reservation_round(&sleep_ms);
 		idgen_segment_worker_step(&sleep_ms);
 

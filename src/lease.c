@@ -1,0 +1,695 @@
+/*
+ * lease.c
+ *		Node ids leased from a registry database over libpq, as CosId's
+ *		machine-id distributor does.
+ *
+ * With idgen.node_id = 'auto' the worker connects to the database named by
+ * idgen.node_registry and leases a node id in table idgen.node_lease there,
+ * within namespace idgen.node_namespace: its own row if this server held
+ * one before (a restart), else the lowest id whose lease ended more than
+ * idgen.node_lease_guard ago, else the lowest id never leased.  It renews
+ * the lease every third of idgen.node_lease_time.
+ *
+ * Each renewal records in the row a promise: the highest tick this server
+ * may use before its lease runs out (its wall clock plus the lease time plus
+ * idgen.max_lead, or the generator's own tick if that is further).  A server
+ * that takes over a lapsed id raises its generator's floor above the
+ * previous holder's promise, so it never repeats one of its IDs.
+ *
+ * Fencing: locally, a lease is valid for idgen.node_lease_time after the
+ * moment its renewal was sent, measured on CLOCK_MONOTONIC.  The registry
+ * stamps the renewal with its now(), which is later, so the local lease
+ * always ends before the registry's; the registry then keeps the id unused
+ * for the guard time on top.  Backends refuse to make snowflake IDs once the
+ * local lease has ended, until the worker renews it.
+ *
+ * Registry calls are asynchronous libpq calls bounded by a deadline (a third
+ * of the lease time), waiting on the worker's latch, so a registry that
+ * hangs never stalls the worker past its next renewal and SIGTERM is served.
+ *
+ * Locking: the lease word (lease.h) is written only by the worker, with
+ * atomic writes, and read by backends; the other fields of LeaseShared are
+ * protected by its spinlock.  In the registry, acquisitions in a namespace
+ * are serialized by an advisory lock (idgen.node_lease_acquire); a renewal
+ * and a takeover of the same row by the row lock of their UPDATEs.
+ */
+#include "postgres.h"
+
+#include <time.h>
+#include <unistd.h>
+
+#include "access/xlog.h"
+#include "fmgr.h"
+#include "funcapi.h"
+#include "libpq-fe.h"
+#include "miscadmin.h"
+#include "postmaster/postmaster.h"
+#include "storage/condition_variable.h"
+#include "storage/ipc.h"
+#include "storage/latch.h"
+#include "storage/shmem.h"
+#include "storage/spin.h"
+#include "utils/builtins.h"
+#include "utils/guc.h"
+#include "utils/timestamp.h"
+
+#include "idgen.h"
+#include "lease.h"
+
+#define UNIX_TO_PG_US \
+	((int64) (POSTGRES_EPOCH_JDATE - UNIX_EPOCH_JDATE) * USECS_PER_DAY)
+
+#define LEASE_TEXT_LEN 256
+
+typedef struct LeaseShared
+{
+	pg_atomic_uint64 word;		/* node and lease end (lease.h); worker
+								 * writes */
+	ConditionVariable cv;		/* broadcast when the worker leases */
+	slock_t		mutex;			/* protects the fields below */
+	int64		renewed_at_us;	/* wall clock of the last renewal, or 0 */
+	int64		previous_tick;	/* floor taken over from the previous
+								 * holder, or -1 */
+	char		instance[LEASE_TEXT_LEN];	/* our name in the registry */
+	char		last_error[LEASE_TEXT_LEN]; /* last failed attempt, or "" */
+} LeaseShared;
+
+/* Settings */
+char	   *idgen_node_registry = NULL;
+char	   *idgen_node_namespace = NULL;
+int			idgen_node_lease_ms = 30000;
+int			idgen_node_guard_ms = 10000;
+
+pg_atomic_uint64 *idgen_lease_word = NULL;
+static LeaseShared *ls = NULL;
+
+/* Worker-local state */
+static PGconn *registry = NULL;
+static char *registry_conninfo = NULL;	/* what registry was opened with */
+static int64 next_due_ms = 0;
+static bool expiry_logged = false;
+static char logged_error[LEASE_TEXT_LEN];
+static char instance_name[LEASE_TEXT_LEN];
+
+/* CLOCK_MONOTONIC in milliseconds */
+int64
+idgen_monotonic_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64) ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Define the lease settings and check them against idgen.node_id */
+void
+idgen_lease_define_gucs(void)
+{
+	DefineCustomStringVariable("idgen.node_registry",
+							   "Connection string of the registry database from which a server with idgen.node_id = 'auto' leases its node id.",
+							   NULL, &idgen_node_registry, "",
+							   PGC_SIGHUP, GUC_SUPERUSER_ONLY, NULL, NULL, NULL);
+	DefineCustomStringVariable("idgen.node_namespace",
+							   "Namespace in the registry within which node ids are leased; servers that share IDs share a namespace.",
+							   NULL, &idgen_node_namespace, "default",
+							   PGC_POSTMASTER, 0, NULL, NULL, NULL);
+	DefineCustomIntVariable("idgen.node_lease_time",
+							"How long a node id lease lasts unless renewed; the worker renews it every third of this time, and snowflake IDs stop when it runs out.",
+							NULL, &idgen_node_lease_ms, 30000, 1000, INT_MAX / 2,
+							PGC_SIGHUP, GUC_UNIT_MS, NULL, NULL, NULL);
+	DefineCustomIntVariable("idgen.node_lease_guard",
+							"How long a node id whose lease ran out stays unused before another server may lease it.",
+							NULL, &idgen_node_guard_ms, 10000, 0, INT_MAX / 2,
+							PGC_SIGHUP, GUC_UNIT_MS, NULL, NULL, NULL);
+
+	if (idgen_node_id == IDGEN_NODE_AUTO &&
+		(idgen_node_registry == NULL || idgen_node_registry[0] == '\0'))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("idgen.node_id is 'auto' but idgen.node_registry is not set"),
+				 errdetail("A server with idgen.node_id = 'auto' leases its node id from a registry database."),
+				 errhint("Set idgen.node_registry to a connection string of a database where extension idgen is installed, or set idgen.node_id to a number.")));
+}
+
+/* Shared memory needed */
+Size
+idgen_lease_shmem_size(void)
+{
+	return MAXALIGN(sizeof(LeaseShared));
+}
+
+/* Create or attach the shared state; caller holds AddinShmemInitLock */
+void
+idgen_lease_shmem_init(void)
+{
+	bool		found;
+
+	ls = ShmemInitStruct("idgen lease", idgen_lease_shmem_size(), &found);
+	if (!found)
+	{
+		pg_atomic_init_u64(&ls->word, 0);
+		ConditionVariableInit(&ls->cv);
+		SpinLockInit(&ls->mutex);
+		ls->renewed_at_us = 0;
+		ls->previous_tick = -1;
+		ls->instance[0] = '\0';
+		ls->last_error[0] = '\0';
+	}
+	idgen_lease_word = &ls->word;
+}
+
+/* Copy the worker's last error into buf */
+static void
+read_last_error(char *buf)
+{
+	SpinLockAcquire(&ls->mutex);
+	strlcpy(buf, ls->last_error, LEASE_TEXT_LEN);
+	SpinLockRelease(&ls->mutex);
+}
+
+/* Raise the fencing error: node's lease has run out */
+static void
+report_expired(int node)
+{
+	char		err[LEASE_TEXT_LEN];
+
+	read_last_error(err);
+	ereport(ERROR,
+			(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+			 errmsg("could not generate a snowflake ID: the lease of node id %d has run out",
+					node),
+			 errdetail("The idgen worker has not renewed the lease in the registry within idgen.node_lease_time (%d ms), so another server may take this node id over.%s%s",
+					   idgen_node_lease_ms,
+					   err[0] ? " The last attempt failed: " : "", err),
+			 errhint("Make sure the database named by idgen.node_registry is reachable; IDs are issued again as soon as the lease is renewed.")));
+}
+
+/* See lease.h */
+int
+idgen_lease_node_slow(void)
+{
+	long		left = idgen_worker_wait_ms;
+	bool		on_cv = false;
+
+	for (;;)
+	{
+		uint64		w = pg_atomic_read_u64(&ls->word);
+		int			node = (int) (w >> IDGEN_LEASE_MS_BITS) - 1;
+		long		ms;
+
+		if (node >= 0 && (int64) (w & IDGEN_LEASE_MS_MASK) > idgen_monotonic_ms())
+		{
+			if (on_cv)
+				ConditionVariableCancelSleep();
+			return node;
+		}
+		if (node >= 0)
+		{
+			if (on_cv)
+				ConditionVariableCancelSleep();
+			report_expired(node);
+		}
+		if (left <= 0)
+		{
+			char		err[LEASE_TEXT_LEN];
+
+			if (on_cv)
+				ConditionVariableCancelSleep();
+			read_last_error(err);
+			ereport(ERROR,
+					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+					 errmsg("could not generate a snowflake ID: no node id has been leased yet"),
+					 errdetail("idgen.node_id is 'auto', and the idgen worker has not leased a node id from the registry named by idgen.node_registry.%s%s",
+							   err[0] ? " The last attempt failed: " : "", err),
+					 errhint("Make sure the registry database is reachable and has extension idgen installed, and that the \"idgen worker\" process is running.")));
+		}
+		if (!on_cv)
+			ConditionVariablePrepareToSleep(&ls->cv);
+		on_cv = true;
+		ms = Min(left, 100);
+		(void) ConditionVariableTimedSleep(&ls->cv, ms, IDGEN_WAIT_EVENT);
+		left -= ms;
+	}
+}
+
+/* Our name in the registry: the same for every start of this data directory */
+static const char *
+instance(void)
+{
+	if (instance_name[0] == '\0')
+	{
+		char		host[128];
+
+		if (gethostname(host, sizeof(host)) != 0)
+			strlcpy(host, "localhost", sizeof(host));
+		host[sizeof(host) - 1] = '\0';
+		snprintf(instance_name, sizeof(instance_name),
+				 "%s:%d %s (system " UINT64_FORMAT ")",
+				 host, PostPortNumber, DataDir, GetSystemIdentifier());
+	}
+	return instance_name;
+}
+
+/* Close the registry connection */
+static void
+registry_close(void)
+{
+	if (registry)
+		PQfinish(registry);
+	registry = NULL;
+}
+
+/* On worker exit, close the registry connection */
+static void
+lease_exit(int code, Datum arg)
+{
+	registry_close();
+}
+
+/* Record the outcome of an attempt; logs each new error once */
+static void
+note_error(const char *msg)
+{
+	char		buf[LEASE_TEXT_LEN];
+	int			n;
+
+	strlcpy(buf, msg ? msg : "", sizeof(buf));
+	n = strlen(buf);
+	while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == ' '))
+		buf[--n] = '\0';
+	for (char *p = buf; *p; p++)
+		if (*p == '\n')
+			*p = ' ';
+
+	SpinLockAcquire(&ls->mutex);
+	strlcpy(ls->last_error, buf, LEASE_TEXT_LEN);
+	SpinLockRelease(&ls->mutex);
+
+	if (buf[0] && strcmp(buf, logged_error) != 0)
+		ereport(LOG,
+				(errcode(ERRCODE_CONNECTION_FAILURE),
+				 errmsg("could not lease a node id from the registry: %s", buf)));
+	strlcpy(logged_error, buf, sizeof(logged_error));
+}
+
+/*
+ * Wait until the registry socket is ready for events, the latch is set or
+ * the deadline passes; returns false at the deadline.
+ */
+static bool
+wait_registry(int events, int64 deadline_ms)
+{
+	int64		left = deadline_ms - idgen_monotonic_ms();
+	int			rc;
+
+	if (left <= 0)
+		return false;
+	rc = WaitLatchOrSocket(MyLatch,
+						   WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH | events,
+						   PQsocket(registry), (long) left, IDGEN_WAIT_EVENT);
+	if (rc & WL_LATCH_SET)
+	{
+		ResetLatch(MyLatch);
+		CHECK_FOR_INTERRUPTS();
+	}
+	return true;
+}
+
+/* Connect to the registry unless connected; false (and an error) on failure */
+static bool
+registry_connect(int64 deadline_ms)
+{
+	const char *keys[] = {"dbname", "fallback_application_name", NULL};
+	const char *vals[] = {idgen_node_registry, "idgen worker", NULL};
+	PostgresPollingStatusType st = PGRES_POLLING_WRITING;
+
+	if (registry && registry_conninfo &&
+		strcmp(registry_conninfo, idgen_node_registry) == 0 &&
+		PQstatus(registry) == CONNECTION_OK)
+		return true;
+	registry_close();
+	if (registry_conninfo)
+		pfree(registry_conninfo);
+	registry_conninfo = MemoryContextStrdup(TopMemoryContext, idgen_node_registry);
+
+	registry = PQconnectStartParams(keys, vals, true);
+	if (registry == NULL || PQstatus(registry) == CONNECTION_BAD)
+	{
+		note_error(registry ? PQerrorMessage(registry) : "out of memory");
+		registry_close();
+		return false;
+	}
+	while (st != PGRES_POLLING_OK)
+	{
+		if (st == PGRES_POLLING_FAILED)
+		{
+			note_error(PQerrorMessage(registry));
+			registry_close();
+			return false;
+		}
+		if (!wait_registry(st == PGRES_POLLING_READING ?
+						   WL_SOCKET_READABLE : WL_SOCKET_WRITEABLE,
+						   deadline_ms))
+		{
+			note_error("timed out connecting to the registry");
+			registry_close();
+			return false;
+		}
+		st = PQconnectPoll(registry);
+	}
+	return true;
+}
+
+/*
+ * Run one statement on the registry and return its result (to PQclear), or
+ * NULL after noting the error.  Waits no later than deadline_ms.
+ */
+static PGresult *
+registry_exec(const char *sql, int nparams, const char *const *params,
+			  int64 deadline_ms)
+{
+	PGresult   *last = NULL;
+	PGresult   *res;
+
+	if (!PQsendQueryParams(registry, sql, nparams, NULL, params, NULL, NULL, 0))
+		goto fail;
+	for (;;)
+	{
+		while (PQisBusy(registry))
+		{
+			if (!wait_registry(WL_SOCKET_READABLE, deadline_ms))
+			{
+				if (last)
+					PQclear(last);
+				note_error("timed out waiting for the registry");
+				registry_close();
+				return NULL;
+			}
+			if (!PQconsumeInput(registry))
+				goto fail;
+		}
+		res = PQgetResult(registry);
+		if (res == NULL)
+			break;
+		if (last)
+			PQclear(last);
+		last = res;
+	}
+	if (last && PQresultStatus(last) == PGRES_TUPLES_OK)
+		return last;
+	if (last)
+	{
+		note_error(PQresultErrorMessage(last));
+		PQclear(last);
+		return NULL;
+	}
+
+fail:
+	if (last)
+		PQclear(last);
+	note_error(PQerrorMessage(registry));
+	registry_close();
+	return NULL;
+}
+
+/*
+ * The highest tick this server may use before a lease renewed now runs
+ * out: the clock, plus the lease time and the generator's allowed lead, or
+ * the generator's own top if that is further.
+ */
+static int64
+promise_tick(void)
+{
+	int64		ahead_us = ((int64) idgen_node_lease_ms + idgen_max_lead_ms) * 1000;
+	int64		tick = idgen_tick_of(&idgen_layout, idgen_now_us() + ahead_us);
+
+	tick = Max(tick, idgen_snowflake_top_tick());
+	tick = Max(tick, idgen_snowflake_reserved_end());
+	return tick;
+}
+
+/* Publish node as leased until valid_until_ms (monotonic) */
+static void
+publish(int node, int64 valid_until_ms)
+{
+	uint64		w = ((uint64) (node + 1) << IDGEN_LEASE_MS_BITS) |
+		((uint64) Max(valid_until_ms, 0) & IDGEN_LEASE_MS_MASK);
+
+	pg_write_barrier();
+	pg_atomic_write_u64(&ls->word, w);
+	ConditionVariableBroadcast(&ls->cv);
+}
+
+/*
+ * Renew our lease on node: 1 when renewed, 0 when the registry says another
+ * server holds it (or the row is gone), -1 on an error.
+ */
+static int
+renew(int node, int64 deadline_ms)
+{
+	char		nodebuf[16],
+				leasebuf[16],
+				tickbuf[32];
+	const char *params[5];
+	PGresult   *res;
+	int			ret;
+
+	snprintf(nodebuf, sizeof(nodebuf), "%d", node);
+	snprintf(leasebuf, sizeof(leasebuf), "%d", idgen_node_lease_ms);
+	snprintf(tickbuf, sizeof(tickbuf), INT64_FORMAT, promise_tick());
+	params[0] = idgen_node_namespace;
+	params[1] = nodebuf;
+	params[2] = instance();
+	params[3] = leasebuf;
+	params[4] = tickbuf;
+	res = registry_exec("SELECT idgen.node_lease_renew($1, $2, $3, $4, $5)",
+						5, params, deadline_ms);
+	if (res == NULL)
+		return -1;
+	ret = (PQntuples(res) == 1 && strcmp(PQgetvalue(res, 0, 0), "t") == 0) ? 1 : 0;
+	PQclear(res);
+	return ret;
+}
+
+/*
+ * Lease a node id; returns it, or -1 (with an error noted).  When the id
+ * was another server's, raises the generator's floor above its promise.
+ */
+static int
+acquire(int64 deadline_ms)
+{
+	char		maxbuf[16],
+				leasebuf[16],
+				guardbuf[16],
+				tickbuf[32];
+	const char *params[6];
+	PGresult   *res;
+	uint64		maxnode = Min(idgen_field_max(idgen_layout.node.bits),
+							  (uint64) IDGEN_LEASE_MAX_NODE);
+	int			node;
+	int64		prev_tick = -1;
+	char		msg[LEASE_TEXT_LEN];
+
+	snprintf(maxbuf, sizeof(maxbuf), "%d", (int) maxnode);
+	snprintf(leasebuf, sizeof(leasebuf), "%d", idgen_node_lease_ms);
+	snprintf(guardbuf, sizeof(guardbuf), "%d", idgen_node_guard_ms);
+	snprintf(tickbuf, sizeof(tickbuf), INT64_FORMAT, promise_tick());
+	params[0] = idgen_node_namespace;
+	params[1] = instance();
+	params[2] = maxbuf;
+	params[3] = leasebuf;
+	params[4] = guardbuf;
+	params[5] = tickbuf;
+	res = registry_exec("SELECT leased_node, previous_instance, previous_last_tick "
+						"FROM idgen.node_lease_acquire($1, $2, $3, $4, $5, $6)",
+						6, params, deadline_ms);
+	if (res == NULL)
+		return -1;
+	if (PQntuples(res) != 1 || PQgetisnull(res, 0, 0))
+	{
+		PQclear(res);
+		snprintf(msg, sizeof(msg),
+				 "every node id from 0 to " UINT64_FORMAT " in namespace \"%s\" is leased",
+				 maxnode, idgen_node_namespace);
+		note_error(msg);
+		return -1;
+	}
+	node = atoi(PQgetvalue(res, 0, 0));
+	if (!PQgetisnull(res, 0, 1) && !PQgetisnull(res, 0, 2) &&
+		strcmp(PQgetvalue(res, 0, 1), instance()) != 0)
+	{
+		prev_tick = strtoi64(PQgetvalue(res, 0, 2), NULL, 10);
+		idgen_snowflake_raise_floor(prev_tick);
+	}
+	PQclear(res);
+
+	SpinLockAcquire(&ls->mutex);
+	ls->previous_tick = prev_tick;
+	SpinLockRelease(&ls->mutex);
+	ereport(LOG,
+			(errmsg("leased node id %d in namespace \"%s\" of the registry",
+					node, idgen_node_namespace),
+			 prev_tick >= 0 ?
+			 errdetail("The id was last held by another server; IDs start above its tick " INT64_FORMAT ".",
+					   prev_tick) : 0));
+	return node;
+}
+
+/* Renew or take a lease, starting at t0 (monotonic ms); true on success */
+static bool
+lease_round(int64 t0)
+{
+	int64		deadline = t0 + Max(idgen_node_lease_ms / 3, 500);
+	uint64		w = pg_atomic_read_u64(&ls->word);
+	int			node = (int) (w >> IDGEN_LEASE_MS_BITS) - 1;
+
+	if (!registry_connect(deadline))
+		return false;
+	if (node >= 0 && (w & IDGEN_LEASE_MS_MASK) != 0)
+	{
+		int			r = renew(node, deadline);
+
+		if (r < 0)
+			return false;
+		if (r == 0)
+		{
+			/* Fence at once, keeping the node for the error message */
+			publish(node, 0);
+			ereport(LOG,
+					(errmsg("lost the lease of node id %d: the registry has given it to another server",
+							node)));
+			node = -1;
+		}
+	}
+	else
+		node = -1;
+	if (node < 0)
+	{
+		node = acquire(deadline);
+		if (node < 0)
+			return false;
+	}
+	publish(node, t0 + idgen_node_lease_ms);
+	SpinLockAcquire(&ls->mutex);
+	ls->renewed_at_us = idgen_now_us();
+	strlcpy(ls->instance, instance(), LEASE_TEXT_LEN);
+	SpinLockRelease(&ls->mutex);
+	if (expiry_logged)
+		ereport(LOG,
+				(errmsg("renewed the lease of node id %d; snowflake IDs are issued again",
+						node)));
+	expiry_logged = false;
+	note_error(NULL);
+	return true;
+}
+
+/* See lease.h */
+void
+idgen_lease_worker_step(long *sleep_ms)
+{
+	static bool exit_registered = false;
+	uint64		w;
+	int64		now,
+				until;
+	bool		ok;
+
+	if (idgen_node_id != IDGEN_NODE_AUTO)
+		return;
+	if (!exit_registered)
+	{
+		on_proc_exit(lease_exit, (Datum) 0);
+		exit_registered = true;
+	}
+	/* A standby takes no node id; it leases one once promoted */
+	if (RecoveryInProgress() && !idgen_allow_on_standby)
+	{
+		*sleep_ms = Min(*sleep_ms, 1000);
+		return;
+	}
+
+	now = idgen_monotonic_ms();
+	w = pg_atomic_read_u64(&ls->word);
+	until = (int64) (w & IDGEN_LEASE_MS_MASK);
+	if ((w >> IDGEN_LEASE_MS_BITS) != 0 && until <= now && !expiry_logged)
+	{
+		ereport(WARNING,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("the lease of node id %d has run out; snowflake IDs are refused until it is renewed",
+						(int) (w >> IDGEN_LEASE_MS_BITS) - 1)));
+		expiry_logged = true;
+	}
+
+	if (now >= next_due_ms)
+	{
+		ok = lease_round(now);
+		now = idgen_monotonic_ms();
+		if (ok)
+			next_due_ms = now + Max(idgen_node_lease_ms / 3, 1);
+		else
+			next_due_ms = now + Min(1000, Max(idgen_node_lease_ms / 6, 100));
+		w = pg_atomic_read_u64(&ls->word);
+		until = (int64) (w & IDGEN_LEASE_MS_MASK);
+	}
+	*sleep_ms = Min(*sleep_ms, Max(next_due_ms - now, 1));
+	if (until > now)
+		*sleep_ms = Min(*sleep_ms, until - now + 1);
+}
+
+PG_FUNCTION_INFO_V1(node_lease_status);
+
+/* SQL: idgen.node_lease_status(), one row about this server's lease */
+Datum
+node_lease_status(PG_FUNCTION_ARGS)
+{
+	TupleDesc	tupdesc;
+	Datum		values[8];
+	bool		nulls[8] = {0};
+	uint64		w;
+	int			node;
+	int64		left;
+	int64		renewed_at;
+	int64		previous_tick;
+	char		inst[LEASE_TEXT_LEN];
+	char		err[LEASE_TEXT_LEN];
+
+	idgen_require_loaded();
+	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
+		elog(ERROR, "return type must be a row type");
+
+	w = pg_atomic_read_u64(&ls->word);
+	node = (int) (w >> IDGEN_LEASE_MS_BITS) - 1;
+	left = (int64) (w & IDGEN_LEASE_MS_MASK) - idgen_monotonic_ms();
+	SpinLockAcquire(&ls->mutex);
+	renewed_at = ls->renewed_at_us;
+	previous_tick = ls->previous_tick;
+	strlcpy(inst, ls->instance, sizeof(inst));
+	strlcpy(err, ls->last_error, sizeof(err));
+	SpinLockRelease(&ls->mutex);
+
+	values[0] = BoolGetDatum(idgen_node_id == IDGEN_NODE_AUTO);
+	if (idgen_node_id == IDGEN_NODE_AUTO && node >= 0)
+	{
+		values[1] = Int32GetDatum(node);
+		values[2] = BoolGetDatum(left > 0);
+		values[3] = Int64GetDatum(Max(left, 0));
+	}
+	else
+		nulls[1] = nulls[2] = nulls[3] = true;
+	if (inst[0])
+		values[4] = CStringGetTextDatum(inst);
+	else
+		nulls[4] = true;
+	if (renewed_at > 0)
+		values[5] = TimestampTzGetDatum(renewed_at - UNIX_TO_PG_US);
+	else
+		nulls[5] = true;
+	if (previous_tick >= 0)
+		values[6] = Int64GetDatum(previous_tick);
+	else
+		nulls[6] = true;
+	if (err[0])
+		values[7] = CStringGetTextDatum(err);
+	else
+		nulls[7] = true;
+	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));
+}

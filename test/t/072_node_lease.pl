@@ -1,0 +1,190 @@
+# Node ids leased from a registry database (idgen.node_id = 'auto').
+# Asserts:
+#  - 'auto' without idgen.node_registry refuses to start;
+#  - four servers leasing at the same moment get four distinct node ids, and
+#    their IDs carry them;
+#  - a killed server's id is not given to a server started right after (it
+#    gets a fresh id), but is given out once lease time and guard have
+#    passed, and the new holder's IDs start above the old holder's recorded
+#    last tick;
+#  - a server cut off from the registry refuses snowflake IDs (SQLSTATE
+#    55000) within its lease time, and issues again, on the same node id and
+#    above its earlier IDs, once the registry is back.
+use strict;
+use warnings;
+use IPC::Run;
+use Time::HiRes qw(usleep time);
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+
+my $lease_s = 4;
+my $guard_s = 4;
+
+# The registry: plain PostgreSQL with the extension's tables and functions
+my $registry = PostgreSQL::Test::Cluster->new('registry');
+$registry->init;
+$registry->append_conf('postgresql.conf', "shared_buffers = 16MB\n");
+$registry->start;
+$registry->safe_psql('postgres', 'CREATE EXTENSION idgen');
+my $regconn =
+  'host=' . $registry->host . ' port=' . $registry->port . ' dbname=postgres';
+
+# A server that leases its node id; max_lead is long so that a new holder
+# can run ahead of its clock up to the previous holder's promise
+sub auto_node
+{
+	my ($name) = @_;
+	my $n = PostgreSQL::Test::Cluster->new($name);
+	$n->init;
+	$n->append_conf('postgresql.conf', qq{
+shared_preload_libraries = 'idgen'
+idgen.node_id = 'auto'
+idgen.database = 'postgres'
+idgen.node_registry = '$regconn application_name=''idgen $name'''
+idgen.node_namespace = 'test'
+idgen.node_lease_time = '${lease_s}s'
+idgen.node_lease_guard = '${guard_s}s'
+idgen.max_lead = '60s'
+shared_buffers = 16MB
+max_connections = 10
+});
+	return $n;
+}
+
+# Wait until a server holds a valid lease; returns its node id
+sub leased_node
+{
+	my ($n) = @_;
+	$n->safe_psql('postgres', 'CREATE EXTENSION IF NOT EXISTS idgen');
+	$n->poll_query_until('postgres',
+		'SELECT coalesce(valid, false) FROM idgen.node_lease_status()')
+	  or die $n->name . ' did not lease a node id';
+	return $n->safe_psql('postgres', 'SELECT node_id FROM idgen.node_lease_status()');
+}
+
+# 'auto' needs a registry
+my $bad = PostgreSQL::Test::Cluster->new('no_registry');
+$bad->init;
+$bad->append_conf('postgresql.conf', qq{
+shared_preload_libraries = 'idgen'
+idgen.node_id = 'auto'
+});
+ok(!$bad->start(fail_ok => 1), "'auto' without idgen.node_registry does not start");
+like(slurp_file($bad->logfile),
+	qr/idgen\.node_id is 'auto' but idgen\.node_registry is not set/,
+	'and the log says why');
+
+# Four servers lease at the same moment: the registry's table is locked
+# while they start, and released at once
+my ($lin, $lout) = ('', '');
+my $locker = IPC::Run::start(
+	[ 'psql', '-X', '-q', '-v', 'ON_ERROR_STOP=1', '-d', $regconn ],
+	'<', \$lin, '>', \$lout, '2>', \$lout);
+$lin .= "BEGIN;\nLOCK TABLE idgen.node_lease IN ACCESS EXCLUSIVE MODE;\n\\echo locked\n";
+$locker->pump until $lout =~ /locked/;
+
+my @servers = map { auto_node("s$_") } 1 .. 4;
+$_->start for @servers;
+$registry->poll_query_until('postgres', q{
+	SELECT count(DISTINCT application_name) = 4 FROM pg_stat_activity
+	WHERE wait_event_type = 'Lock' AND application_name LIKE 'idgen s%'})
+  or diag('not every worker was waiting on the registry');
+$lin .= "COMMIT;\n\\q\n";
+$locker->finish;
+
+my %node_of;
+$node_of{ $_->name } = leased_node($_) for @servers;
+my %seen = map { $_ => 1 } values %node_of;
+is(scalar keys %seen, 4, 'four servers starting at once hold four distinct node ids')
+  or diag(explain \%node_of);
+is(join(',', sort { $a <=> $b } values %node_of), '0,1,2,3',
+	'the lowest free ids were leased');
+is($registry->safe_psql('postgres', q{
+	SELECT count(*), count(DISTINCT instance), count(*) FILTER (WHERE expires_at > now())
+	FROM idgen.node_lease WHERE namespace = 'test'}),
+	'4|4|4', 'registry: four live leases of four instances');
+for my $n (@servers)
+{
+	is($n->safe_psql('postgres', q{
+		SELECT (idgen.id_decode(idgen.snowflake_nextval())).node_id || '/'
+		    || (SELECT node_id FROM idgen.snowflake_status())}),
+		"$node_of{$n->name}/$node_of{$n->name}",
+		$n->name . "'s IDs carry its leased node id $node_of{$n->name}");
+}
+
+# Kill one server: its id is not reused before lease time and guard
+my $victim = $servers[1];
+my $vnode = $node_of{ $victim->name };
+$victim->kill9;
+my ($vlast, $vfree_in) = split /\|/, $registry->safe_psql('postgres', qq{
+	SELECT last_tick, extract(epoch FROM expires_at + interval '${guard_s}s' - now())
+	FROM idgen.node_lease WHERE namespace = 'test' AND node_id = $vnode});
+my $early = auto_node('early');
+$early->start;
+my $enode = leased_node($early);
+my $still_guarded = $registry->safe_psql('postgres', qq{
+	SELECT expires_at + interval '${guard_s}s' > now()
+	FROM idgen.node_lease WHERE namespace = 'test' AND node_id = $vnode});
+is($still_guarded, 't', 'the killed server\'s lease is still inside its guard')
+  or diag("its id became free in $vfree_in s");
+isnt($enode, $vnode, "a server started right after the kill does not get id $vnode");
+is($enode, 4, 'it gets the lowest id never leased');
+
+# After lease time and guard the id is given out again, and the new holder
+# starts above the tick the killed server promised not to pass
+$registry->poll_query_until('postgres', qq{
+	SELECT expires_at + interval '${guard_s}s' < now()
+	FROM idgen.node_lease WHERE namespace = 'test' AND node_id = $vnode});
+my $late = auto_node('late');
+$late->start;
+my $lnode = leased_node($late);
+is($lnode, $vnode, "after the guard, the killed server's id $vnode is leased again");
+is($late->safe_psql('postgres', 'SELECT taken_over_tick FROM idgen.node_lease_status()'),
+	$vlast, 'the new holder took over the old holder\'s last tick');
+my ($tick, $lead) = split /\|/, $late->safe_psql('postgres', q{
+	SELECT (idgen.id_decode(idgen.snowflake_nextval())).tick,
+	       (SELECT lead_ms FROM idgen.snowflake_status())});
+cmp_ok($tick, '>', $vlast, "its first ID's tick $tick is above the old holder's last tick $vlast");
+cmp_ok($lead, '>', 1000, "so it runs ahead of its clock (by $lead ms)");
+
+# Cut a server off from the registry: it stops issuing within its lease
+my $cut = $servers[0];
+my $cnode = $node_of{ $cut->name };
+my $before = $cut->safe_psql('postgres', 'SELECT idgen.snowflake_nextval()');
+$registry->stop;
+my $t0 = time;
+my ($ret, $out, $err);
+for (1 .. 200)
+{
+	($ret, $out, $err) = $cut->psql('postgres',
+		"\\set VERBOSITY verbose\nSELECT idgen.snowflake_nextval()");
+	last if $ret != 0;
+	usleep(100_000);
+}
+my $fenced_after = time - $t0;
+isnt($ret, 0, 'a server cut off from the registry stops issuing snowflake IDs');
+like($err,
+	qr/ERROR:  55000: could not generate a snowflake ID: the lease of node id $cnode has run out/,
+	'with SQLSTATE 55000 naming its node id');
+cmp_ok($fenced_after, '<=', $lease_s + 1,
+	sprintf('within its lease time (after %.1f s)', $fenced_after));
+($ret, $out, $err) = $cut->psql('postgres', q{SELECT idgen.gene_id('alice', 3)});
+like($err, qr/the lease of node id $cnode has run out/, 'gene IDs stop too');
+like($cut->safe_psql('postgres', 'SELECT last_error FROM idgen.node_lease_status()'),
+	qr/\S/, 'node_lease_status shows the registry error');
+
+# The registry returns: the same server renews its lease and issues again
+$registry->start;
+$cut->poll_query_until('postgres', 'SELECT coalesce(valid, false) FROM idgen.node_lease_status()')
+  or die 'lease was not renewed';
+my $after = $cut->safe_psql('postgres', 'SELECT idgen.snowflake_nextval()');
+cmp_ok($after, '>', $before, 'issuing again once renewed, above the earlier IDs');
+is($cut->safe_psql('postgres', "SELECT (idgen.id_decode($after)).node_id"),
+	$cnode, 'on the same node id');
+
+$_->stop for grep { $_ ne $victim } @servers;
+$early->stop;
+$late->stop;
+$registry->stop;
+done_testing();
