@@ -40,6 +40,12 @@
 /* How soon to look again at a tag whose row was locked */
 #define BUSY_RETRY_MS 20
 
+/*
+ * How long a slot found unknown stays for its callers to see; then the
+ * worker removes it, in case they were cancelled before they could.
+ */
+#define UNKNOWN_KEEP_MS 10000
+
 /* A slot that needs its next segment */
 typedef struct SegmentNeed
 {
@@ -232,7 +238,10 @@ publish(const SegmentNeed *need, AllocResult result, int64 first, int64 len)
 	if (slot && pg_atomic_read_u64(&slot->generation) == need->gen)
 	{
 		if (result == ALLOC_UNKNOWN)
+		{
+			slot->last_alloc = GetCurrentTimestamp();	/* since when */
 			pg_atomic_write_u32(&slot->state, IDGEN_SEG_UNKNOWN);
+		}
 		else if (result == ALLOC_EXHAUSTED)
 			pg_atomic_write_u32(&slot->state, IDGEN_SEG_EXHAUSTED);
 		else if (result == ALLOC_OK)
@@ -269,14 +278,18 @@ publish(const SegmentNeed *need, AllocResult result, int64 first, int64 len)
 	ConditionVariableBroadcast(&idgen_seg->cv);
 }
 
-/* Collect the slots that need a segment, urgent ones first */
+/*
+ * Collect the slots that need a segment, urgent ones first, and in
+ * *unknown the slots left unknown for longer than UNKNOWN_KEEP_MS.
+ */
 static List *
-collect_needs(void)
+collect_needs(List **unknown)
 {
 	HASH_SEQ_STATUS scan;
 	IdgenSegmentSlot *slot;
 	List	   *urgent = NIL;
 	List	   *later = NIL;
+	TimestampTz now = GetCurrentTimestamp();
 
 	LWLockAcquire(idgen_seg->lock, LW_SHARED);
 	hash_seq_init(&scan, idgen_seg_hash);
@@ -285,8 +298,18 @@ collect_needs(void)
 		bool		is_urgent = false;
 		SegmentNeed *need;
 
-		if (pg_atomic_read_u64(&slot->generation) == 0 ||
-			!slot_needs_next(slot, &is_urgent))
+		if (pg_atomic_read_u64(&slot->generation) == 0)
+			continue;
+		if (pg_atomic_read_u32(&slot->state) == IDGEN_SEG_UNKNOWN &&
+			TimestampDifferenceExceeds(slot->last_alloc, now, UNKNOWN_KEEP_MS))
+		{
+			need = palloc0(sizeof(SegmentNeed));
+			strlcpy(need->tag, slot->tag, sizeof(need->tag));
+			need->gen = pg_atomic_read_u64(&slot->generation);
+			*unknown = lappend(*unknown, need);
+			continue;
+		}
+		if (!slot_needs_next(slot, &is_urgent))
 			continue;
 		need = palloc(sizeof(SegmentNeed));
 		strlcpy(need->tag, slot->tag, sizeof(need->tag));
@@ -310,6 +333,7 @@ idgen_segment_worker_step(long *sleep_ms)
 	MemoryContext old;
 	TimestampTz start;
 	List	   *needs;
+	List	   *unknown = NIL;
 	ListCell   *lc;
 
 	if (idgen_seg == NULL || RecoveryInProgress())
@@ -322,7 +346,13 @@ idgen_segment_worker_step(long *sleep_ms)
 	old = MemoryContextSwitchTo(step_cxt);
 
 	start = GetCurrentTimestamp();
-	needs = collect_needs();
+	needs = collect_needs(&unknown);
+	foreach(lc, unknown)
+	{
+		SegmentNeed *gone = lfirst(lc);
+
+		idgen_segment_forget(gone->tag, gone->gen);
+	}
 	foreach(lc, needs)
 	{
 		SegmentNeed *need = lfirst(lc);

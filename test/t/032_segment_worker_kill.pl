@@ -6,7 +6,8 @@
 #    to shared memory and restarts every process; afterwards the worker is
 #    back, new clients draw again, and no ID is drawn twice.
 # Also: a caller whose tag cannot be loaded gives up after
-# idgen.segment_wait_timeout with SQLSTATE 55000.
+# idgen.segment_wait_timeout with SQLSTATE 55000, and the slot of an unknown
+# tag whose caller gave up is removed by the worker.
 use strict;
 use warnings;
 use IPC::Run;
@@ -152,6 +153,18 @@ $locker->query_safe('COMMIT');
 $locker->quit;
 is($node->safe_psql('postgres', q{SELECT idgen.segment_nextval('locked')}),
 	'1', 'locked row: once released, the tag is loaded');
+
+# 4. An unknown tag whose caller did not wait for the answer
+($rc, $out, $err) = $node->psql('postgres',
+	"SET idgen.segment_wait_timeout = 0;\n\\set VERBOSITY verbose\nSELECT idgen.segment_nextval('typo')");
+like($err, qr/ERROR:  55000: could not draw an ID for segment tag "typo"/,
+	'unknown tag, no wait: the caller gives up at once');
+ok($node->poll_query_until('postgres',
+	q{SELECT state = 'unknown' FROM idgen.segment_status WHERE biz_tag = 'typo'}),
+	'unknown tag: the worker marks the slot unknown');
+ok($node->poll_query_until('postgres',
+	q{SELECT count(*) = 0 FROM idgen.segment_status WHERE biz_tag = 'typo'}),
+	'unknown tag: the worker removes the slot later');
 
 $node->stop;
 done_testing();
