@@ -72,6 +72,82 @@ CREATE FUNCTION idgen.id_make(ts timestamptz, node_id bigint, sequence bigint,
 
 -- END decode and make
 
+-- BEGIN gene and codec functions
+
+CREATE FUNCTION idgen.gene_of(key text, bits int) RETURNS int
+    AS 'MODULE_PATHNAME', 'gene_of_text'
+    LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION idgen.gene_of(text, int) IS
+    'Low bits of the key''s Java String.hashCode(): the same gene a Java application computes';
+CREATE FUNCTION idgen.gene_of(key bigint, bits int) RETURNS int
+    AS 'MODULE_PATHNAME', 'gene_of_int8'
+    LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION idgen.gene_of(bigint, int) IS
+    'Low bits of an integer key';
+
+CREATE FUNCTION idgen.gene_id(origin bigint, key text, bits int) RETURNS bigint
+    AS 'MODULE_PATHNAME', 'gene_id_origin_text'
+    LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION idgen.gene_id(bigint, text, int) IS
+    '(origin << bits) | gene_of(key, bits)';
+CREATE FUNCTION idgen.gene_id(origin bigint, key bigint, bits int) RETURNS bigint
+    AS 'MODULE_PATHNAME', 'gene_id_origin_int8'
+    LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION idgen.gene_id(bigint, bigint, int) IS
+    '(origin << bits) | gene_of(key, bits)';
+
+CREATE FUNCTION idgen.gene_id(key text, bits int) RETURNS bigint
+    AS 'MODULE_PATHNAME', 'gene_id_text'
+    LANGUAGE C VOLATILE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION idgen.gene_id(text, int) IS
+    'Next snowflake ID whose low bits are gene_of(key, bits)';
+CREATE FUNCTION idgen.gene_id(key bigint, bits int) RETURNS bigint
+    AS 'MODULE_PATHNAME', 'gene_id_int8'
+    LANGUAGE C VOLATILE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION idgen.gene_id(bigint, int) IS
+    'Next snowflake ID whose low bits are gene_of(key, bits)';
+
+CREATE FUNCTION idgen.gene_decode(id bigint, bits int,
+    OUT origin bigint, OUT gene int)
+    AS 'MODULE_PATHNAME', 'gene_decode'
+    LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION idgen.gene_decode(bigint, int) IS
+    'Origin (id >> bits) and gene (low bits) of a gene ID';
+
+CREATE FUNCTION idgen.id_to_base62(id bigint) RETURNS text
+    AS 'MODULE_PATHNAME', 'id_to_base62'
+    LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION idgen.id_to_base62(bigint) IS
+    '11-character base62 form (0-9A-Za-z); sorts like the number under COLLATE "C"';
+CREATE FUNCTION idgen.id_from_base62(text) RETURNS bigint
+    AS 'MODULE_PATHNAME', 'id_from_base62'
+    LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION idgen.id_from_base62(text) IS
+    'Inverse of id_to_base62';
+
+CREATE FUNCTION idgen.id_to_friendly(id bigint) RETURNS text
+    AS 'MODULE_PATHNAME', 'id_to_friendly'
+    LANGUAGE C STABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION idgen.id_to_friendly(id bigint, layout text) RETURNS text
+    AS 'MODULE_PATHNAME', 'id_to_friendly'
+    LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION idgen.id_to_friendly(bigint) IS
+    'yyyyMMddHHmmssSSS-node-sequence (UTC) under the server''s idgen.layout';
+COMMENT ON FUNCTION idgen.id_to_friendly(bigint, text) IS
+    'yyyyMMddHHmmssSSS-node-sequence (UTC) under the given layout';
+CREATE FUNCTION idgen.id_from_friendly(text) RETURNS bigint
+    AS 'MODULE_PATHNAME', 'id_from_friendly'
+    LANGUAGE C STABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION idgen.id_from_friendly(text, layout text) RETURNS bigint
+    AS 'MODULE_PATHNAME', 'id_from_friendly'
+    LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION idgen.id_from_friendly(text) IS
+    'Inverse of id_to_friendly(bigint)';
+COMMENT ON FUNCTION idgen.id_from_friendly(text, text) IS
+    'Inverse of id_to_friendly(bigint, text)';
+
+-- END gene and codec functions
+
 -- BEGIN segment
 
 -- Leaf's allocation table: max_id is the last ID given to a segment of the
