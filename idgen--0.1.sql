@@ -341,3 +341,48 @@ REVOKE ALL ON FUNCTION idgen.node_lease_status() FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION idgen.node_lease_status() TO pg_monitor;
 
 -- END node leases
+
+-- BEGIN central segment server
+
+-- Called over libpq by the idgen workers of servers whose
+-- idgen.segment_server names this database (src/segment_remote.c): allocate
+-- the next segment of tag, of want_step IDs kept between the tag's step and
+-- greatest(max_step, step), and commit it durably before answering.
+-- known is false for an unknown tag; first_id is NULL when the tag has run
+-- out.  SECURITY DEFINER so that issuing servers need only EXECUTE.
+CREATE FUNCTION idgen.segment_allocate(tag text, want_step bigint,
+    max_step bigint, OUT known boolean, OUT first_id bigint, OUT len bigint)
+    LANGUAGE plpgsql
+    SECURITY DEFINER
+    SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    r record;
+    s bigint;
+BEGIN
+    PERFORM set_config('synchronous_commit', 'on', true);
+    SELECT a.max_id, a.step INTO r
+    FROM idgen.segment_alloc a WHERE a.biz_tag = tag FOR UPDATE;
+    IF NOT FOUND THEN
+        known := false;
+        RETURN;
+    END IF;
+    known := true;
+    IF r.max_id >= 9223372036854775807 THEN
+        RETURN;
+    END IF;
+    s := least(greatest(want_step, r.step), greatest(max_step, r.step));
+    IF r.max_id > 9223372036854775807 - s THEN
+        s := 9223372036854775807 - r.max_id;
+    END IF;
+    UPDATE idgen.segment_alloc a SET max_id = r.max_id + s, update_time = now()
+    WHERE a.biz_tag = tag;
+    first_id := r.max_id + 1;
+    len := s;
+END
+$$;
+COMMENT ON FUNCTION idgen.segment_allocate(text, bigint, bigint) IS
+    'Allocate a segment for an issuing server whose idgen.segment_server names this database';
+REVOKE ALL ON FUNCTION idgen.segment_allocate(text, bigint, bigint) FROM PUBLIC;
+
+-- END central segment server

@@ -23,6 +23,7 @@
 
 #include "idgen.h"
 #include "lease.h"
+#include "segment_remote.h"
 
 PG_MODULE_MAGIC;
 
@@ -56,6 +57,7 @@ idgen_shmem_request(void)
 	RequestAddinShmemSpace(idgen_snowflake_shmem_size());
 	RequestAddinShmemSpace(idgen_segment_shmem_size());
 	RequestAddinShmemSpace(idgen_lease_shmem_size());
+	RequestAddinShmemSpace(idgen_segment_remote_shmem_size());
 	RequestNamedLWLockTranche("idgen segment", 1);
 }
 
@@ -69,6 +71,7 @@ idgen_shmem_startup(void)
 	idgen_snowflake_shmem_init();
 	idgen_segment_shmem_init();
 	idgen_lease_shmem_init();
+	idgen_segment_remote_shmem_init();
 	LWLockRelease(AddinShmemInitLock);
 }
 
@@ -235,6 +238,7 @@ _PG_init(void)
 							 PGC_SIGHUP, 0, NULL, NULL, NULL);
 	idgen_segment_define_gucs();
 	idgen_lease_define_gucs();
+	idgen_segment_remote_define_gucs();
 	MarkGUCPrefixReserved("idgen");
 
 	prev_shmem_request_hook = shmem_request_hook;

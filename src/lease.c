@@ -23,7 +23,7 @@
  * for the guard time on top.  Backends refuse to make snowflake IDs once the
  * local lease has ended, until the worker renews it.
  *
- * Registry calls are asynchronous libpq calls bounded by a deadline (a third
+ * Registry calls go through remote.c, bounded by a deadline (a third
  * of the lease time), waiting on the worker's latch, so a registry that
  * hangs never stalls the worker past its next renewal and SIGTERM is served.
  *
@@ -41,7 +41,6 @@
 #include "access/xlog.h"
 #include "fmgr.h"
 #include "funcapi.h"
-#include "libpq-fe.h"
 #include "miscadmin.h"
 #include "postmaster/postmaster.h"
 #include "storage/condition_variable.h"
@@ -55,6 +54,7 @@
 
 #include "idgen.h"
 #include "lease.h"
+#include "remote.h"
 
 #define UNIX_TO_PG_US \
 	((int64) (POSTGRES_EPOCH_JDATE - UNIX_EPOCH_JDATE) * USECS_PER_DAY)
@@ -84,8 +84,7 @@ pg_atomic_uint64 *idgen_lease_word = NULL;
 static LeaseShared *ls = NULL;
 
 /* Worker-local state */
-static PGconn *registry = NULL;
-static char *registry_conninfo = NULL;	/* what registry was opened with */
+static IdgenRemote registry = {.appname = "idgen worker"};
 static int64 next_due_ms = 0;
 static bool expiry_logged = false;
 static char logged_error[LEASE_TEXT_LEN];
@@ -250,20 +249,11 @@ instance(void)
 	return instance_name;
 }
 
-/* Close the registry connection */
-static void
-registry_close(void)
-{
-	if (registry)
-		PQfinish(registry);
-	registry = NULL;
-}
-
 /* On worker exit, close the registry connection */
 static void
 lease_exit(int code, Datum arg)
 {
-	registry_close();
+	idgen_remote_close(&registry);
 }
 
 /* Record the outcome of an attempt; logs each new error once */
@@ -290,126 +280,6 @@ note_error(const char *msg)
 				(errcode(ERRCODE_CONNECTION_FAILURE),
 				 errmsg("could not lease a node id from the registry: %s", buf)));
 	strlcpy(logged_error, buf, sizeof(logged_error));
-}
-
-/*
- * Wait until the registry socket is ready for events, the latch is set or
- * the deadline passes; returns false at the deadline.
- */
-static bool
-wait_registry(int events, int64 deadline_ms)
-{
-	int64		left = deadline_ms - idgen_monotonic_ms();
-	int			rc;
-
-	if (left <= 0)
-		return false;
-	rc = WaitLatchOrSocket(MyLatch,
-						   WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH | events,
-						   PQsocket(registry), (long) left, IDGEN_WAIT_EVENT);
-	if (rc & WL_LATCH_SET)
-	{
-		ResetLatch(MyLatch);
-		CHECK_FOR_INTERRUPTS();
-	}
-	return true;
-}
-
-/* Connect to the registry unless connected; false (and an error) on failure */
-static bool
-registry_connect(int64 deadline_ms)
-{
-	const char *keys[] = {"dbname", "fallback_application_name", NULL};
-	const char *vals[] = {idgen_node_registry, "idgen worker", NULL};
-	PostgresPollingStatusType st = PGRES_POLLING_WRITING;
-
-	if (registry && registry_conninfo &&
-		strcmp(registry_conninfo, idgen_node_registry) == 0 &&
-		PQstatus(registry) == CONNECTION_OK)
-		return true;
-	registry_close();
-	if (registry_conninfo)
-		pfree(registry_conninfo);
-	registry_conninfo = MemoryContextStrdup(TopMemoryContext, idgen_node_registry);
-
-	registry = PQconnectStartParams(keys, vals, true);
-	if (registry == NULL || PQstatus(registry) == CONNECTION_BAD)
-	{
-		note_error(registry ? PQerrorMessage(registry) : "out of memory");
-		registry_close();
-		return false;
-	}
-	while (st != PGRES_POLLING_OK)
-	{
-		if (st == PGRES_POLLING_FAILED)
-		{
-			note_error(PQerrorMessage(registry));
-			registry_close();
-			return false;
-		}
-		if (!wait_registry(st == PGRES_POLLING_READING ?
-						   WL_SOCKET_READABLE : WL_SOCKET_WRITEABLE,
-						   deadline_ms))
-		{
-			note_error("timed out connecting to the registry");
-			registry_close();
-			return false;
-		}
-		st = PQconnectPoll(registry);
-	}
-	return true;
-}
-
-/*
- * Run one statement on the registry and return its result (to PQclear), or
- * NULL after noting the error.  Waits no later than deadline_ms.
- */
-static PGresult *
-registry_exec(const char *sql, int nparams, const char *const *params,
-			  int64 deadline_ms)
-{
-	PGresult   *last = NULL;
-	PGresult   *res;
-
-	if (!PQsendQueryParams(registry, sql, nparams, NULL, params, NULL, NULL, 0))
-		goto fail;
-	for (;;)
-	{
-		while (PQisBusy(registry))
-		{
-			if (!wait_registry(WL_SOCKET_READABLE, deadline_ms))
-			{
-				if (last)
-					PQclear(last);
-				note_error("timed out waiting for the registry");
-				registry_close();
-				return NULL;
-			}
-			if (!PQconsumeInput(registry))
-				goto fail;
-		}
-		res = PQgetResult(registry);
-		if (res == NULL)
-			break;
-		if (last)
-			PQclear(last);
-		last = res;
-	}
-	if (last && PQresultStatus(last) == PGRES_TUPLES_OK)
-		return last;
-	if (last)
-	{
-		note_error(PQresultErrorMessage(last));
-		PQclear(last);
-		return NULL;
-	}
-
-fail:
-	if (last)
-		PQclear(last);
-	note_error(PQerrorMessage(registry));
-	registry_close();
-	return NULL;
 }
 
 /*
@@ -462,10 +332,14 @@ renew(int node, int64 deadline_ms)
 	params[2] = instance();
 	params[3] = leasebuf;
 	params[4] = tickbuf;
-	res = registry_exec("SELECT idgen.node_lease_renew($1, $2, $3, $4, $5)",
-						5, params, deadline_ms);
+	res = idgen_remote_exec(&registry,
+							"SELECT idgen.node_lease_renew($1, $2, $3, $4, $5)",
+							5, params, deadline_ms);
 	if (res == NULL)
+	{
+		note_error(registry.error);
 		return -1;
+	}
 	ret = (PQntuples(res) == 1 && strcmp(PQgetvalue(res, 0, 0), "t") == 0) ? 1 : 0;
 	PQclear(res);
 	return ret;
@@ -500,11 +374,15 @@ acquire(int64 deadline_ms)
 	params[3] = leasebuf;
 	params[4] = guardbuf;
 	params[5] = tickbuf;
-	res = registry_exec("SELECT leased_node, previous_instance, previous_last_tick "
-						"FROM idgen.node_lease_acquire($1, $2, $3, $4, $5, $6)",
-						6, params, deadline_ms);
+	res = idgen_remote_exec(&registry,
+							"SELECT leased_node, previous_instance, previous_last_tick "
+							"FROM idgen.node_lease_acquire($1, $2, $3, $4, $5, $6)",
+							6, params, deadline_ms);
 	if (res == NULL)
+	{
+		note_error(registry.error);
 		return -1;
+	}
 	if (PQntuples(res) != 1 || PQgetisnull(res, 0, 0))
 	{
 		PQclear(res);
@@ -543,8 +421,11 @@ lease_round(int64 t0)
 	uint64		w = pg_atomic_read_u64(&ls->word);
 	int			node = (int) (w >> IDGEN_LEASE_MS_BITS) - 1;
 
-	if (!registry_connect(deadline))
+	if (!idgen_remote_connect(&registry, idgen_node_registry, deadline))
+	{
+		note_error(registry.error);
 		return false;
+	}
 	if (node >= 0 && (w & IDGEN_LEASE_MS_MASK) != 0)
 	{
 		int			r = renew(node, deadline);

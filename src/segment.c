@@ -36,6 +36,7 @@
 
 #include "idgen.h"
 #include "segment.h"
+#include "segment_remote.h"
 
 /* Settings */
 int			idgen_segment_max_tags = 1000;
@@ -414,6 +415,7 @@ switch_or_wait(LocalTag *lt, uint64 e)
 		if (left_ms <= 0)
 		{
 			ConditionVariableCancelSleep();
+			idgen_segment_remote_check(lt->tag);
 			ereport(ERROR,
 					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 					 errmsg("could not draw an ID for segment tag \"%s\": the idgen worker did not load a segment within %d ms",

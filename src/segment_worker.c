@@ -33,6 +33,7 @@
 
 #include "idgen.h"
 #include "segment.h"
+#include "segment_remote.h"
 
 /* Most time one step spends allocating before it lets the loop go on */
 #define STEP_BUDGET_MS 200
@@ -141,6 +142,25 @@ allocate(const SegmentNeed *need, int64 *first, int64 *len)
 	Datum		args[2];
 	AllocResult result = ALLOC_OK;
 	int			ret;
+
+	/* With a central segment server, allocate there (segment_remote.c) */
+	if (idgen_segment_remote_enabled())
+	{
+		switch (idgen_segment_remote_allocate(need->tag,
+											  next_step(need, 1, GetCurrentTimestamp()),
+											  first, len))
+		{
+			case IDGEN_REMOTE_ALLOC_OK:
+				return ALLOC_OK;
+			case IDGEN_REMOTE_ALLOC_UNKNOWN:
+				return ALLOC_UNKNOWN;
+			case IDGEN_REMOTE_ALLOC_EXHAUSTED:
+				return ALLOC_EXHAUSTED;
+			case IDGEN_REMOTE_ALLOC_FAILED:
+				break;
+		}
+		return ALLOC_NO_TABLE;	/* unreachable: try again in a second */
+	}
 
 	SetCurrentStatementStartTimestamp();
 	StartTransactionCommand();

@@ -1,0 +1,159 @@
+# A central segment server (idgen.segment_server): three issuing servers
+# allocate segments of one tag from the central server's idgen.segment_alloc.
+# Asserts:
+#  - three servers drawing the same tag at once under pgbench get no
+#    duplicate across servers, every ID was allocated centrally (at most its
+#    max_id, no local tag), and their segments interleave;
+#  - with the central server stopped, each issuer keeps issuing from its
+#    buffers, then a call waits idgen.segment_wait_timeout and fails with
+#    SQLSTATE 08006 naming the central server;
+#  - once the central server is back, every issuer draws again by itself, and
+#    all IDs drawn before, during and after the outage are still distinct.
+use strict;
+use warnings;
+use IPC::Run;
+use Time::HiRes qw(time);
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+
+my $central = PostgreSQL::Test::Cluster->new('central');
+$central->init;
+$central->append_conf('postgresql.conf', q{
+shared_preload_libraries = 'idgen'
+idgen.node_id = 0
+idgen.database = 'postgres'
+shared_buffers = 16MB
+});
+$central->start;
+$central->safe_psql('postgres', q{
+	CREATE EXTENSION idgen;
+	SELECT idgen.segment_create('order', 1, 100);
+});
+my $conn = 'host=' . $central->host . ' port=' . $central->port . ' dbname=postgres';
+
+# Small segments (100 to 1,000 IDs), so that the issuers allocate often and
+# their buffers run dry quickly once the central server is gone
+my @issuers;
+for my $i (1 .. 3)
+{
+	my $n = PostgreSQL::Test::Cluster->new("issuer$i");
+	$n->init;
+	$n->append_conf('postgresql.conf', qq{
+shared_preload_libraries = 'idgen'
+idgen.node_id = $i
+idgen.database = 'postgres'
+idgen.segment_server = '$conn'
+idgen.segment_max_step = 1000
+idgen.segment_wait_timeout = '3s'
+shared_buffers = 16MB
+max_connections = 10
+});
+	$n->start;
+	$n->safe_psql('postgres', 'CREATE EXTENSION idgen; CREATE TABLE drawn (id bigint NOT NULL)');
+	push @issuers, $n;
+}
+
+# No ID twice across all issuers; returns the number of IDs
+sub check_distinct
+{
+	my ($what) = @_;
+	my %seen;
+	my $dups = 0;
+	my $total = 0;
+	for my $n (@issuers)
+	{
+		for my $id (split /\n/, $n->safe_psql('postgres', 'SELECT id FROM drawn'))
+		{
+			$dups++ if $seen{$id}++;
+			$total++;
+		}
+	}
+	is($dups, 0, "$what: $total IDs drawn, no duplicate across the three servers");
+	return $total;
+}
+
+# Three servers draw the same tag at once
+my $dir = $PostgreSQL::Test::Utils::tmp_check;
+append_to_file("$dir/draw.sql",
+	"INSERT INTO drawn SELECT idgen.segment_nextval('order') FROM generate_series(1, 20);\n");
+my @runs;
+for my $n (@issuers)
+{
+	my ($out, $err) = ('', '');
+	my $h = IPC::Run::start(
+		[
+			'pgbench', '-n', '-c', '2', '-j', '2', '-T', '4', '-f', "$dir/draw.sql",
+			'-h', $n->host, '-p', $n->port, 'postgres'
+		],
+		'>', \$out, '2>', \$err);
+	push @runs, [ $n, $h, \$out, \$err ];
+}
+for my $r (@runs)
+{
+	my ($n, $h, $out, $err) = @$r;
+	ok($h->finish, $n->name . ': pgbench drew IDs without error') or diag($$err);
+	like($$out, qr/number of failed transactions: 0 /, $n->name . ': no failed transaction');
+}
+check_distinct('under concurrent load');
+
+my $central_max = $central->safe_psql('postgres',
+	q{SELECT max_id FROM idgen.segment_alloc WHERE biz_tag = 'order'});
+for my $n (@issuers)
+{
+	my ($count, $min, $max, $local) = split /\|/, $n->safe_psql('postgres', q{
+		SELECT count(*), min(id), max(id), (SELECT count(*) FROM idgen.segment_alloc) FROM drawn});
+	cmp_ok($max, '<=', $central_max,
+		$n->name . ": its IDs are within the central max_id $central_max");
+	is($local, 0, $n->name . ': its local idgen.segment_alloc has no tag');
+	cmp_ok($max - $min + 1, '>', $count,
+		$n->name . ': its segments interleave with the other servers\'');
+}
+
+# The central server stops: issuers go on from their buffers
+for my $n (@issuers)
+{
+	$n->poll_query_until('postgres',
+		q{SELECT bool_and(next_ready) FROM idgen.segment_status WHERE biz_tag = 'order'})
+	  or die $n->name . ' has no next segment ready';
+}
+$central->stop;
+for my $n (@issuers)
+{
+	my ($ret, $out, $err) = $n->psql('postgres',
+		q{INSERT INTO drawn SELECT idgen.segment_nextval('order') FROM generate_series(1, 50)});
+	is($ret, 0, $n->name . ': with the central server down, still issues from its buffers')
+	  or diag($err);
+}
+
+# ... until they run dry: then a call waits and fails clearly
+for my $n (@issuers)
+{
+	my $t0 = time;
+	my ($ret, $out, $err) = $n->psql('postgres',
+		"\\set VERBOSITY verbose\nSELECT count(idgen.segment_nextval('order')) FROM generate_series(1, 3000)");
+	my $waited = time - $t0;
+	isnt($ret, 0, $n->name . ': its buffers run dry');
+	like($err,
+		qr/ERROR:  08006: could not draw an ID for segment tag "order": the central segment server did not allocate a segment within 3000 ms/,
+		$n->name . ': the call fails with SQLSTATE 08006 naming the central server');
+	like($err, qr/DETAIL:  .*idgen\.segment_server.*the last attempt failed: \S/,
+		$n->name . ': the detail gives the central server\'s failure');
+	cmp_ok($waited, '>=', 2.5, sprintf('%s: after waiting (%.1f s)', $n->name, $waited));
+}
+
+# The central server returns: each issuer recovers by itself
+$central->start;
+for my $n (@issuers)
+{
+	ok($n->poll_query_until('postgres',
+			q{SELECT count(*) = 200 FROM (SELECT idgen.segment_nextval('order') FROM generate_series(1, 200)) s}),
+		$n->name . ': draws again once the central server is back');
+	$n->safe_psql('postgres',
+		q{INSERT INTO drawn SELECT idgen.segment_nextval('order') FROM generate_series(1, 500)});
+}
+check_distinct('before, during and after the outage');
+
+$_->stop for @issuers;
+$central->stop;
+done_testing();
