@@ -42,6 +42,12 @@ extern const IdgenLayout *idgen_layout_arg(const char *spec, IdgenLayout *buf);
  */
 #define IDGEN_RESERVE_AHEAD_MS 1000
 
+/*
+ * How long after the last ID the worker keeps the reservation moving with
+ * the clock; after that an idle server writes nothing.
+ */
+#define IDGEN_RESERVE_LINGER_MS 60000
+
 /* Wait events: all of idgen's waits report as "Extension" */
 #define IDGEN_WAIT_EVENT PG_WAIT_EXTENSION
 
@@ -73,6 +79,7 @@ extern void idgen_wake_worker(void);
 /* Snowflake state as the reservation code sees it (snowflake.c) */
 extern void idgen_snowflake_set_worker(int pgprocno);
 extern int64 idgen_snowflake_top_tick(void);
+extern int64 idgen_snowflake_wanted_tick(void);
 extern void idgen_snowflake_raise_floor(int64 tick);
 extern int64 idgen_snowflake_reserved_end(void);
 extern void idgen_snowflake_publish_reservation(int64 end_tick);

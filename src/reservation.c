@@ -45,18 +45,20 @@ table_exists(void)
 									  SPI_tuptable->tupdesc, 1, &(bool) {0}));
 }
 
-/* The stored reservation in Unix microseconds, or -1 if there is none */
+/*
+ * The stored reservation in Unix microseconds, or -1 if there is none.  No
+ * row lock: only this worker writes the row, and a lock would cost a WAL
+ * record and a flush on every round.
+ */
 static int64
-read_reservation(bool for_update)
+read_reservation(void)
 {
 	bool		isnull;
 	Datum		d;
 	int			ret;
 
-	ret = SPI_execute(for_update ?
-					  "SELECT reserved_until FROM idgen.snowflake_reservation FOR UPDATE" :
-					  "SELECT reserved_until FROM idgen.snowflake_reservation",
-					  !for_update, 1);
+	ret = SPI_execute("SELECT reserved_until FROM idgen.snowflake_reservation",
+					  true, 1);
 	if (ret != SPI_OK_SELECT)
 		elog(ERROR, "could not read idgen.snowflake_reservation");
 	if (SPI_processed == 0)
@@ -97,13 +99,16 @@ idgen_reservation_step(long *sleep_ms)
 	int64		stored;
 	int64		top,
 				now_tick,
+				now_us,
 				margin;
+	static int64 last_top = -1;		/* top tick seen by the previous round */
+	static int64 last_active_us = 0;	/* when it last changed */
 	bool		primary;
 
 	/*
 	 * A transaction begun during recovery stays read-only after a promotion,
-	 * and SELECT FOR UPDATE in it would fail: treat such a round as one on a
-	 * standby and run the next one soon.
+	 * and the write in it would fail: treat such a round as one on a standby
+	 * and run the next one soon.
 	 */
 	primary = !RecoveryInProgress() && !XactReadOnly;
 	if (!primary && !RecoveryInProgress())
@@ -123,19 +128,36 @@ idgen_reservation_step(long *sleep_ms)
 	 * restart, or a standby before promotion), the stored one bounds every ID
 	 * issued before: start above it.  Afterwards only this worker writes it.
 	 */
-	stored = read_reservation(primary);
+	stored = read_reservation();
 	if (stored >= 0 && idgen_snowflake_reserved_end() == 0)
 		idgen_snowflake_raise_floor(idgen_tick_of(l, stored));
 	if (!primary)
 		return;
 
-	/* Extend when less than half the margin is left */
-	now_tick = idgen_tick_of(l, idgen_now_us());
-	top = Max(now_tick, idgen_snowflake_top_tick());
+	/*
+	 * Extend when less than half the margin is left beyond the newest tick
+	 * in use or asked for by a waiting call.  While IDs are being drawn, and
+	 * for IDGEN_RESERVE_LINGER_MS after the last one, the wall clock counts
+	 * as in use too, so a steady trickle of calls never waits.  A server
+	 * that stays idle longer stops writing (no WAL, no flushes); its next
+	 * call waits for one commit of the worker.
+	 */
+	now_us = idgen_now_us();
+	now_tick = idgen_tick_of(l, now_us);
+	top = Max(idgen_snowflake_top_tick(), idgen_snowflake_wanted_tick());
+	if (top != last_top)
+	{
+		last_top = top;
+		last_active_us = now_us;
+	}
+	if (now_us - last_active_us < (int64) IDGEN_RESERVE_LINGER_MS * 1000 ||
+		idgen_snowflake_reserved_end() == 0)
+		top = Max(top, now_tick);
 	margin = Max((int64) IDGEN_RESERVE_AHEAD_MS * 1000 / l->unit_us, 2);
 	if (stored >= 0 && idgen_snowflake_reserved_end() > 0 &&
 		top + margin / 2 < idgen_snowflake_reserved_end())
 		return;
+	top = Max(top, now_tick);
 
 	write_reservation(idgen_tick_start(l, top + margin));
 	pending_end = top + margin + 1;

@@ -54,6 +54,8 @@ typedef struct SnowflakeShared
 	pg_atomic_uint64 clock_back;	/* times the wall clock went back */
 	pg_atomic_uint64 clock_waits;	/* calls that waited for the clock */
 	pg_atomic_uint64 reserve_waits; /* calls that waited for the worker */
+	pg_atomic_uint64 wanted_tick;	/* highest tick a waiting call needs;
+									 * raised by callers, read by the worker */
 	pg_atomic_uint32 worker_procno; /* worker's pgprocno or INVALID */
 	ConditionVariable reserve_cv;	/* broadcast on a new reservation */
 	int			nslots;			/* length of counters[] */
@@ -96,6 +98,7 @@ idgen_snowflake_shmem_init(void)
 		pg_atomic_init_u64(&sf->clock_back, 0);
 		pg_atomic_init_u64(&sf->clock_waits, 0);
 		pg_atomic_init_u64(&sf->reserve_waits, 0);
+		pg_atomic_init_u64(&sf->wanted_tick, 0);
 		pg_atomic_init_u32(&sf->worker_procno, INVALID_PGPROCNO);
 		ConditionVariableInit(&sf->reserve_cv);
 		sf->nslots = counter_slots();
@@ -163,16 +166,29 @@ check_can_generate(void)
 	return idgen_node_id;
 }
 
+/* Monotonic clock in milliseconds, for bounding waits */
+static int64
+monotonic_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64) ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
 /*
- * Wait up to *left_ms for something; returns false when the time is up.
- * With cv, sleeps on the condition variable, else on the latch.
+ * Sleep for up to want_ms, but not past deadline (monotonic ms); returns
+ * false, without sleeping, once the deadline has passed.  With cv, sleeps on
+ * the condition variable (the caller has prepared to sleep), else on the
+ * latch.
  */
 static bool
-bounded_wait(long want_ms, long *left_ms, ConditionVariable *cv)
+bounded_wait(int64 want_ms, int64 deadline, ConditionVariable *cv)
 {
-	long		ms = Min(Max(want_ms, 1), *left_ms);
+	int64		left = deadline - monotonic_ms();
+	long		ms = (long) Min(Max(want_ms, 1), left);
 
-	if (*left_ms <= 0)
+	if (left <= 0)
 		return false;
 	if (cv)
 		ConditionVariableTimedSleep(cv, ms, IDGEN_WAIT_EVENT);
@@ -183,8 +199,19 @@ bounded_wait(long want_ms, long *left_ms, ConditionVariable *cv)
 		ResetLatch(MyLatch);
 	}
 	CHECK_FOR_INTERRUPTS();
-	*left_ms -= ms;
 	return true;
+}
+
+/* Tell the worker that a call needs ticks up to tick reserved */
+static void
+want_tick(int64 tick)
+{
+	uint64		old = pg_atomic_read_u64(&sf->wanted_tick);
+
+	while (old < (uint64) tick &&
+		   !pg_atomic_compare_exchange_u64(&sf->wanted_tick, &old, (uint64) tick))
+		;
+	wake_worker();
 }
 
 /* Next snowflake ID; see idgen.h */
@@ -197,8 +224,8 @@ idgen_snowflake_next(int gene_bits, uint64 gene)
 	uint64		block = ((uint64) 1) << gene_bits;
 	int64		lead_max;
 	int64		tmax = idgen_layout_ts_max(l);
-	long		clock_left = idgen_clock_wait_ms;
-	long		reserve_left = idgen_worker_wait_ms;
+	int64		clock_deadline = 0;
+	int64		reserve_deadline = 0;
 	bool		waited_clock = false,
 				waited_reserve = false;
 	bool		on_cv = false;
@@ -256,14 +283,22 @@ idgen_snowflake_next(int gene_bits, uint64 gene)
 							   l->ts.bits,
 							   timestamptz_to_str(idgen_tick_start(l, tmax + 1) - UNIX_TO_PG_US))));
 
-		/* Too far ahead of the wall clock: wait for it, within bounds */
+		/*
+		 * Too far ahead of the wall clock: wait for it, within bounds.  When
+		 * the clock cannot catch up before the deadline, fail at once.
+		 */
 		if (ntick - now_tick > lead_max)
 		{
+			int64		need_ms = (ntick - now_tick - lead_max) * l->unit_us / 1000;
+
 			if (!waited_clock)
+			{
 				pg_atomic_fetch_add_u64(&sf->clock_waits, 1);
+				clock_deadline = monotonic_ms() + idgen_clock_wait_ms;
+			}
 			waited_clock = true;
-			if (!bounded_wait((ntick - now_tick - lead_max) * l->unit_us / 1000,
-							  &clock_left, NULL))
+			if (need_ms > clock_deadline - monotonic_ms() ||
+				!bounded_wait(need_ms, clock_deadline, NULL))
 				ereport(ERROR,
 						(errcode(ERRCODE_SYSTEM_ERROR),
 						 errmsg("could not generate a snowflake ID: the system clock is " INT64_FORMAT " ms behind the generator",
@@ -280,13 +315,16 @@ idgen_snowflake_next(int gene_bits, uint64 gene)
 			!RecoveryInProgress())
 		{
 			if (!waited_reserve)
+			{
 				pg_atomic_fetch_add_u64(&sf->reserve_waits, 1);
+				reserve_deadline = monotonic_ms() + idgen_worker_wait_ms;
+			}
 			waited_reserve = true;
-			wake_worker();
+			want_tick(ntick);
 			if (!on_cv)
 				ConditionVariablePrepareToSleep(&sf->reserve_cv);
 			on_cv = true;
-			if (!bounded_wait(reserve_left, &reserve_left, &sf->reserve_cv))
+			if (!bounded_wait(idgen_worker_wait_ms, reserve_deadline, &sf->reserve_cv))
 			{
 				ConditionVariableCancelSleep();
 				ereport(ERROR,
@@ -340,6 +378,13 @@ int64
 idgen_snowflake_top_tick(void)
 {
 	return (int64) (pg_atomic_read_u64(&sf->state) >> idgen_layout.seq.bits);
+}
+
+/* Highest tick a waiting call has asked to be reserved */
+int64
+idgen_snowflake_wanted_tick(void)
+{
+	return (int64) pg_atomic_read_u64(&sf->wanted_tick);
 }
 
 /* Make sure the next ID has a tick above tick */
