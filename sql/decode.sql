@@ -63,3 +63,13 @@ SELECT idgen.id_decode(1, 'ts=41,node=10,seq=12,unit=1ms,epoch=2024-01-01,color=
 
 -- NULL in, NULL out
 SELECT idgen.id_decode(NULL) IS NULL AS null_decode, idgen.id_make(NULL, 1, 1) IS NULL AS null_make;
+
+-- Times past the year 9999 are refused, so decoding never overflows; Unix
+-- milliseconds, 0 included, are an epoch
+SELECT idgen.id_decode(9223372036854775807, 'ts=50,node=1,seq=12,unit=1s,epoch=2024-01-01');
+SELECT idgen.id_timestamp(9223372036854775807, 'ts=50,node=1,seq=12,unit=1s,epoch=2024-01-01');
+SELECT ts FROM idgen.id_decode(idgen.id_make('9999-12-31 23:59:59+00', 1, 2, 'ts=50,node=1,seq=12,unit=1s,epoch=2024-01-01'), 'ts=50,node=1,seq=12,unit=1s,epoch=2024-01-01');
+SELECT idgen.id_make('10000-01-01 00:00:00+00', 1, 2, 'ts=50,node=1,seq=12,unit=1s,epoch=2024-01-01');
+SELECT idgen.id_decode(1, 'ts=41,node=10,seq=12,unit=1ms,epoch=10000-01-01');
+SELECT ts FROM idgen.id_decode(1000::bigint << 22, 'ts=41,node=10,seq=12,unit=1ms,epoch=0');
+SELECT ts FROM idgen.id_decode(9223372036854775807, 'ts=41,node=10,seq=12,unit=1ms,epoch=0');

@@ -40,6 +40,18 @@ check_id(int64 id)
 				 errdetail("IDs made by idgen and the layouts it knows are never negative.")));
 }
 
+/* Error unless the ID's tick is one the layout can show as a time */
+static void
+check_tick(const IdgenLayout *l, int64 id, int64 tick)
+{
+	if (tick > idgen_layout_ts_max(l))
+		ereport(ERROR,
+				(errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
+				 errmsg("ID " INT64_FORMAT " is beyond the last time of layout \"%s\"",
+						id, l->name),
+				 errdetail("Its time would be after the year 9999.")));
+}
+
 /* Timestamp of a tick */
 static TimestampTz
 tick_timestamptz(const IdgenLayout *l, int64 tick)
@@ -70,6 +82,7 @@ id_decode(PG_FUNCTION_ARGS)
 	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
 		elog(ERROR, "return type must be a row type");
 	idgen_decompose(l, (uint64) id, &p);
+	check_tick(l, id, p.tick);
 
 	initStringInfo(&extra);
 	appendStringInfoChar(&extra, '{');
@@ -103,6 +116,7 @@ id_timestamp(PG_FUNCTION_ARGS)
 
 	check_id(id);
 	idgen_decompose(l, (uint64) id, &p);
+	check_tick(l, id, p.tick);
 	PG_RETURN_TIMESTAMPTZ(tick_timestamptz(l, p.tick));
 }
 

@@ -8,6 +8,7 @@
 #include "layout.h"
 
 #include <ctype.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -160,15 +161,13 @@ parse_epoch(const char *s, int64_t *us)
 				se = 0,
 				ms = 0;
 
-	if (strlen(s) > 4 && s[4] != '-')
+	if (s[0] != '\0' && strspn(s, "0123456789") == strlen(s))
 	{
-		char	   *end;
 		long long	v;
 
-		if (!isdigit((unsigned char) s[0]))
-			return false;
-		v = strtoll(s, &end, 10);
-		if (*end != '\0' || v > INT64_MAX / MS)
+		errno = 0;
+		v = strtoll(s, NULL, 10);
+		if (errno != 0 || v > IDGEN_MAX_UNIX_US / MS)
 			return false;
 		*us = (int64_t) v * MS;
 		return true;
@@ -343,6 +342,11 @@ parse_custom(const char *spec, IdgenLayout *l, char *err, size_t errlen)
 		snprintf(err, errlen, "layout must start with the timestamp, so IDs sort by time");
 		return false;
 	}
+	if (l->epoch_us >= IDGEN_MAX_UNIX_US)
+	{
+		snprintf(err, errlen, "layout epoch must be before the year 10000");
+		return false;
+	}
 	return true;
 }
 
@@ -420,12 +424,21 @@ idgen_tick_start(const IdgenLayout *l, int64_t tick)
 	return l->epoch_us + tick * l->unit_us;
 }
 
-/* Largest tick whose ID is still a positive bigint */
+/*
+ * Largest usable tick: the ID must stay a positive bigint, and the tick must
+ * start before the year 10000, so tick arithmetic never overflows and every
+ * decoded time is a valid timestamp.
+ */
 int64_t
 idgen_layout_ts_max(const IdgenLayout *l)
 {
 	uint64_t	m = idgen_field_max(l->ts.bits);
 	uint64_t	cap = ((uint64_t) INT64_MAX) >> l->ts.shift;
+	uint64_t	years = (uint64_t) ((IDGEN_MAX_UNIX_US - l->epoch_us) / l->unit_us) - 1;
 
-	return (int64_t) (m < cap ? m : cap);
+	if (cap < m)
+		m = cap;
+	if (years < m)
+		m = years;
+	return (int64_t) m;
 }

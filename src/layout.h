@@ -18,6 +18,9 @@
 #include <stdint.h>
 
 #define IDGEN_NAME_LEN 32
+
+/* 10000-01-01T00:00:00Z in Unix microseconds: no layout's ticks go past it */
+#define IDGEN_MAX_UNIX_US INT64_C(253402300800000000)
 #define IDGEN_MAX_PARTS 4
 
 /* One contiguous bit field of an ID */
@@ -82,7 +85,7 @@ extern void idgen_decompose(const IdgenLayout *l, uint64_t id, IdgenParts *out);
 /* Value of a named part of the node or of a constant field of an ID */
 extern uint64_t idgen_field_get(const IdgenField *f, uint64_t word);
 
-/* Largest tick whose ID is still a positive bigint */
+/* Largest usable tick (positive bigint IDs, times before the year 10000) */
 extern int64_t idgen_layout_ts_max(const IdgenLayout *l);
 
 /* Tick containing the Unix time us (floor; may be negative before the epoch) */
