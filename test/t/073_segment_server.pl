@@ -110,11 +110,14 @@ for my $n (@issuers)
 		$n->name . ': its segments interleave with the other servers\'');
 }
 
-# The central server stops: issuers go on from their buffers
+# The central server stops: issuers go on from their buffers.  First make
+# sure each has its next segment loaded (drawing past the prefetch point)
 for my $n (@issuers)
 {
-	$n->poll_query_until('postgres',
-		q{SELECT bool_and(next_ready) FROM idgen.segment_status WHERE biz_tag = 'order'})
+	$n->poll_query_until('postgres', q{
+		WITH d AS (INSERT INTO drawn
+			SELECT idgen.segment_nextval('order') FROM generate_series(1, 20))
+		SELECT bool_and(next_ready) FROM idgen.segment_status WHERE biz_tag = 'order'})
 	  or die $n->name . ' has no next segment ready';
 }
 $central->stop;
