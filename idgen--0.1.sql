@@ -231,6 +231,8 @@ GRANT SELECT ON idgen.segment_status TO pg_monitor;
 
 -- Node ids leased to servers with idgen.node_id = 'auto' (src/lease.c).
 -- Used only in the registry database named by their idgen.node_registry.
+-- The functions below are SECURITY DEFINER, so the role servers connect as
+-- needs only EXECUTE on them.
 -- last_tick is the holder's promise: the highest tick it may use before its
 -- lease runs out; the next holder of the id starts above it.
 CREATE TABLE idgen.node_lease (
@@ -256,6 +258,7 @@ CREATE FUNCTION idgen.node_lease_acquire(lease_namespace text,
     OUT leased_node int, OUT previous_instance text,
     OUT previous_last_tick bigint)
     LANGUAGE plpgsql
+    SECURITY DEFINER
     SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
@@ -308,6 +311,7 @@ CREATE FUNCTION idgen.node_lease_renew(lease_namespace text, lease_node int,
     lease_instance text, lease_ms int, promise_tick bigint)
     RETURNS boolean
     LANGUAGE plpgsql
+    SECURITY DEFINER
     SET search_path = pg_catalog, pg_temp
 AS $$
 BEGIN

@@ -1,5 +1,7 @@
 # Node ids leased from a registry database (idgen.node_id = 'auto').
 # Asserts:
+#  - servers lease through a role granted only EXECUTE on the lease
+#    functions;
 #  - 'auto' without idgen.node_registry refuses to start;
 #  - four servers leasing at the same moment get four distinct node ids, and
 #    their IDs carry them;
@@ -26,9 +28,16 @@ my $registry = PostgreSQL::Test::Cluster->new('registry');
 $registry->init;
 $registry->append_conf('postgresql.conf', "shared_buffers = 16MB\n");
 $registry->start;
-$registry->safe_psql('postgres', 'CREATE EXTENSION idgen');
-my $regconn =
-  'host=' . $registry->host . ' port=' . $registry->port . ' dbname=postgres';
+$registry->safe_psql('postgres', q{
+	CREATE EXTENSION idgen;
+	CREATE ROLE leaser LOGIN;
+	GRANT EXECUTE ON FUNCTION
+		idgen.node_lease_acquire(text, text, int, int, int, bigint),
+		idgen.node_lease_renew(text, int, text, int, bigint) TO leaser;
+});
+# Servers connect as a role that may only execute the two lease functions
+my $regconn = 'host=' . $registry->host . ' port=' . $registry->port
+  . ' dbname=postgres user=leaser';
 
 # A server that leases its node id; max_lead is long so that a new holder
 # can run ahead of its clock up to the previous holder's promise
@@ -79,7 +88,10 @@ like(slurp_file($bad->logfile),
 # while they start, and released at once
 my ($lin, $lout) = ('', '');
 my $locker = IPC::Run::start(
-	[ 'psql', '-X', '-q', '-v', 'ON_ERROR_STOP=1', '-d', $regconn ],
+	[
+		'psql', '-X', '-q', '-v', 'ON_ERROR_STOP=1',
+		'-h', $registry->host, '-p', $registry->port, 'postgres'
+	],
 	'<', \$lin, '>', \$lout, '2>', \$lout);
 $lin .= "BEGIN;\nLOCK TABLE idgen.node_lease IN ACCESS EXCLUSIVE MODE;\n\\echo locked\n";
 $locker->pump until $lout =~ /locked/;

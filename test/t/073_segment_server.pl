@@ -1,6 +1,7 @@
 # A central segment server (idgen.segment_server): three issuing servers
 # allocate segments of one tag from the central server's idgen.segment_alloc.
-# Asserts:
+# Asserts (issuers connect as a role granted only EXECUTE on
+# idgen.segment_allocate):
 #  - three servers drawing the same tag at once under pgbench get no
 #    duplicate across servers, every ID was allocated centrally (at most its
 #    max_id, no local tag), and their segments interleave;
@@ -29,8 +30,12 @@ $central->start;
 $central->safe_psql('postgres', q{
 	CREATE EXTENSION idgen;
 	SELECT idgen.segment_create('order', 1, 100);
+	CREATE ROLE issuer LOGIN;
+	GRANT EXECUTE ON FUNCTION idgen.segment_allocate(text, bigint, bigint) TO issuer;
 });
-my $conn = 'host=' . $central->host . ' port=' . $central->port . ' dbname=postgres';
+# Issuers connect as a role that may only execute idgen.segment_allocate
+my $conn = 'host=' . $central->host . ' port=' . $central->port
+  . ' dbname=postgres user=issuer';
 
 # Small segments (100 to 1,000 IDs), so that the issuers allocate often and
 # their buffers run dry quickly once the central server is gone
