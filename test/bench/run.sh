@@ -20,6 +20,7 @@
 #                     (default 5)
 #   BENCH_PORT=N      server port (default 54339; the socket is in ./tmp_bench)
 #   BENCH_OUT=DIR     where results.md and chart.png go
+#   BENCH_ONLY="..."  run only these parts of: single pgbench insert rate latency
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 top=$(pwd)
@@ -38,6 +39,11 @@ else
 	out=${BENCH_OUT:-$top/test/bench}
 fi
 port=${BENCH_PORT:-54339}
+parts=" ${BENCH_ONLY:-single pgbench insert rate latency} "
+# True when the part is to run
+want() { [[ $parts == *" $1 "* ]]; }
+# The rounds of a part: its round numbers from $2, none if it is not to run
+rounds_of() { if want "$1"; then seq "$2" "$rounds"; fi; }
 clients_list="1 2 4 8"
 # The default layout 'idgen': 12 sequence bits per 1 ms tick
 layout_max=4096000
@@ -57,6 +63,11 @@ mkdir -p "$dir/logs"
 chmod 777 "$dir/logs"
 : >"$raw"
 load_before=$(cut -d' ' -f1-3 /proc/loadavg)
+load_max=0
+# Keep the highest 1-minute load average seen at the end of a round
+sample_load() {
+	load_max=$(awk -v m="$load_max" '{ print ($1 > m) ? $1 : m }' /proc/loadavg)
+}
 started=$(date +%s)
 
 echo "== cluster in $dir"
@@ -100,6 +111,22 @@ BEGIN
 END \$\$"
 # Lead of the snowflake clock (ms) and clock waits so far
 sf_state() { q "SELECT round(greatest(lead_ms, 0)::numeric, 1), clock_waits, issued FROM idgen.snowflake_status()" | tr '|' ' '; }
+# Set a reloadable setting (value DEFAULT resets it) and wait until new
+# sessions show it as shown
+set_guc() {
+	if [ "$2" = DEFAULT ]; then
+		q "ALTER SYSTEM RESET $1"
+	else
+		q "ALTER SYSTEM SET $1 = '$2'"
+	fi
+	q "SELECT pg_reload_conf()" >/dev/null
+	for _ in $(seq 1 50); do
+		[ "$(q "SHOW $1")" = "$3" ] && return 0
+		sleep 0.1
+	done
+	echo "bench: $1 did not become $3" >&2
+	return 1
+}
 # Wait (up to 10 s) until the snowflake clock is back on the wall clock: a
 # burst beyond the layout's rate runs ahead of it, and the next run must not
 # start with less of idgen.max_lead left than the one before
@@ -117,8 +144,10 @@ seg=
 if have 'idgen.segment_nextval(text)'; then
 	if q "SELECT idgen.segment_create('bench', 1, 1000);
 		  SELECT idgen.segment_create('bench_s100', 1, 100);
+		  SELECT idgen.segment_create('bench_s100d', 1, 100);
 		  SELECT idgen.segment_create('bench_s100000', 1, 100000)" >/dev/null &&
 		q "SELECT idgen.segment_nextval('bench'), idgen.segment_nextval('bench_s100'),
+		          idgen.segment_nextval('bench_s100d'),
 		          idgen.segment_nextval('bench_s100000')" >/dev/null; then
 		seg=1
 	else
@@ -143,8 +172,8 @@ single=(
 	"nextval() CACHE 1000|1|nextval('bench_seq1000')"
 	"gen_random_uuid()|1|gen_random_uuid()"
 )
-echo "== single backend: count(f()) over $rows rows, $rounds rounds"
-for r in $(seq 0 "$rounds"); do
+want single && echo "== single backend: count(f()) over $rows rows, $rounds rounds"
+for r in $(rounds_of single 0); do
 	for e in "${single[@]}"; do
 		IFS='|' read -r name req expr <<<"$e"
 		avail "$req" || continue
@@ -158,6 +187,7 @@ for r in $(seq 0 "$rounds"); do
 			rec single "$name" "$r" "$ms"
 		fi
 	done
+	sample_load
 	echo "   round $r done"
 done
 
@@ -182,8 +212,8 @@ pgb() {
 			 END { if (!found) exit 1 }'
 	rm -f "$f"
 }
-echo "== pgbench -M prepared: SELECT f() at $clients_list clients, $rounds rounds"
-for r in $(seq 1 "$rounds"); do
+want pgbench && echo "== pgbench -M prepared: SELECT f() at $clients_list clients, $rounds rounds"
+for r in $(rounds_of pgbench 1); do
 	for c in $clients_list; do
 		t=$scale_t
 		if [ "$c" -eq 4 ]; then t=$pgb_t; fi
@@ -193,6 +223,7 @@ for r in $(seq 1 "$rounds"); do
 			rec tps "$name@$c" "$r" "$(pgb "$stmt" "$c" "$t")"
 		done
 	done
+	sample_load
 	echo "   round $r done"
 done
 
@@ -203,8 +234,8 @@ inserts=(
 	"snowflake_nextval()|1|id bigint PRIMARY KEY DEFAULT idgen.snowflake_nextval()"
 	"segment_nextval(tag)|seg|id bigint PRIMARY KEY DEFAULT idgen.segment_nextval('bench')"
 )
-echo "== insert $rows rows, $rounds rounds"
-for r in $(seq 1 "$rounds"); do
+want insert && echo "== insert $rows rows, $rounds rounds"
+for r in $(rounds_of insert 1); do
 	for e in "${inserts[@]}"; do
 		IFS='|' read -r name req col <<<"$e"
 		avail "$req" || continue
@@ -215,29 +246,21 @@ for r in $(seq 1 "$rounds"); do
 		rec ins_s "$name" "$r" "$(awk -v m="$ms" 'BEGIN { printf "%.3f", m / 1000 }')"
 		rec ins_mb "$name" "$r" "$(q "SELECT round(pg_relation_size('bench_ins_pkey') / 1048576.0, 1)")"
 	done
+	sample_load
 	echo "   round $r done"
 done
-q "DROP TABLE bench_ins; CHECKPOINT"
+q "DROP TABLE IF EXISTS bench_ins; CHECKPOINT"
 
 # Sustained snowflake rate: 4 clients, each transaction 10,000 IDs; with the
 # default idgen.max_lead (a burst may run ahead of the wall clock) and with
 # max_lead 0 (never ahead: the layout's physical limit)
 batch=10000
 sustained=("max_lead 5 s (default)|5s" "max_lead 0|0")
-set_max_lead() {
-	q "ALTER SYSTEM SET idgen.max_lead = '$1'" && q "SELECT pg_reload_conf()" >/dev/null
-	for _ in $(seq 1 50); do
-		[ "$(q "SHOW idgen.max_lead")" = "$1" ] && return 0
-		sleep 0.1
-	done
-	echo "bench: idgen.max_lead did not become $1" >&2
-	return 1
-}
-echo "== sustained snowflake rate, 4 clients x ${pgb_t} s, $rounds rounds"
-for r in $(seq 1 "$rounds"); do
+want rate && echo "== sustained snowflake rate, 4 clients x ${pgb_t} s, $rounds rounds"
+for r in $(rounds_of rate 1); do
 	for e in "${sustained[@]}"; do
 		IFS='|' read -r name ml <<<"$e"
-		set_max_lead "$ml"
+		set_guc idgen.max_lead "$ml" "$ml"
 		drain_lead
 		read -r _ waits0 _ <<<"$(sf_state)"
 		tps=$(pgb "SELECT count(idgen.snowflake_nextval()) FROM generate_series(1, $batch)" 4 "$pgb_t")
@@ -246,25 +269,45 @@ for r in $(seq 1 "$rounds"); do
 		rec lead_ms "$name" "$r" "$lead"
 		rec clock_waits "$name" "$r" "$((waits1 - waits0))"
 	done
+	sample_load
 	echo "   round $r done"
 done
-q "ALTER SYSTEM RESET idgen.max_lead" && q "SELECT pg_reload_conf()" >/dev/null
+set_guc idgen.max_lead DEFAULT 5s
 
 # Latency percentiles (microseconds) from pgbench --log.  One client: on a
 # small machine more clients than cores measure the scheduler's time slices.
+# name|requirement|statement|segment tag|idgen.segment_step_grow_after.
+# Step 100 once as by default (the dynamic step soon makes it large), once
+# held fixed: the worker must then fetch a segment every 100 calls, Leaf's
+# TP999 case.
 lats=(
-	"SELECT 1|1|SELECT 1"
-	"segment_nextval step 100|seg|SELECT idgen.segment_nextval('bench_s100')"
-	"segment_nextval step 100000|seg|SELECT idgen.segment_nextval('bench_s100000')"
+	"SELECT 1|1|SELECT 1||"
+	"segment_nextval step 100|seg|SELECT idgen.segment_nextval('bench_s100d')|bench_s100d|"
+	"segment_nextval step 100, fixed|seg|SELECT idgen.segment_nextval('bench_s100')|bench_s100|0"
+	"segment_nextval step 100000|seg|SELECT idgen.segment_nextval('bench_s100000')|bench_s100000|"
 )
-echo "== latency from pgbench --log, 1 client x ${pgb_t} s, $rounds rounds"
-for r in $(seq 1 "$rounds"); do
+# Segments fetched, calls that waited for the worker, and the dynamic step
+seg_state() {
+	q "SELECT coalesce(sum(fetches), 0), coalesce(sum(waits), 0), coalesce(max(step), 0)
+	   FROM idgen.segment_status WHERE biz_tag = '$1'" | tr '|' ' '
+}
+want latency && echo "== latency from pgbench --log, 1 client x ${pgb_t} s, $rounds rounds"
+for r in $(rounds_of latency 1); do
 	for e in "${lats[@]}"; do
-		IFS='|' read -r name req stmt <<<"$e"
+		IFS='|' read -r name req stmt tag grow <<<"$e"
 		avail "$req" || continue
+		if [ -n "$grow" ]; then set_guc idgen.segment_step_grow_after "$grow" "$grow"; fi
 		prefix=$dir/logs/lat$r
 		rm -f "$prefix".*
+		if [ -n "$tag" ]; then read -r f0 w0 _ <<<"$(seg_state "$tag")"; fi
 		pgb "$stmt" 1 "$pgb_t" --log --log-prefix="$prefix" >/dev/null
+		if [ -n "$tag" ]; then
+			read -r f1 w1 step <<<"$(seg_state "$tag")"
+			rec seg_fetches "$name" "$r" "$((f1 - f0))"
+			rec seg_waits "$name" "$r" "$((w1 - w0))"
+			rec seg_step "$name" "$r" "$step"
+		fi
+		if [ -n "$grow" ]; then set_guc idgen.segment_step_grow_after DEFAULT 15min; fi
 		read -r p50 p99 p999 <<<"$(cat "$prefix".* | awk '{ print $3 }' | sort -n |
 			awk '{ v[NR] = $1 }
 				 function pct(p,  i) { i = int(p * NR); if (i < p * NR) i++; if (i < 1) i = 1; return v[i] }
@@ -275,6 +318,7 @@ for r in $(seq 1 "$rounds"); do
 		rec p999 "$name" "$r" "$p999"
 		rec p999x "$name" "$r" "$(awk -v a="$p999" -v b="$p50" 'BEGIN { if (b > 0) printf "%.2f", a / b }')"
 	done
+	sample_load
 	echo "   round $r done"
 done
 
@@ -400,11 +444,12 @@ t_rate=$work/rate.tsv t_lat=$work/lat.tsv
 	done
 } >"$t_rate"
 {
-	printf 'statement (1 client)\tp50 µs\tp99 µs\tp99.9 µs\tp99.9 / p50\tp99.9 vs SELECT 1\n'
+	printf 'statement (1 client)\tp50 µs\tp99 µs\tp99.9 µs\tp99.9 / p50\tp99.9 vs SELECT 1\tsegments fetched\tcalls that waited\tstep at end\n'
 	for e in "${lats[@]}"; do
 		IFS='|' read -r name _ _ <<<"$e"
-		printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$name" "$(mmm 0 p50 "$name")" "$(mmm 0 p99 "$name")" \
-			"$(mmm 0 p999 "$name")" "$(mmm 2 p999x "$name")" "$(ratio x_p999 "$name")"
+		printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$name" "$(mmm 0 p50 "$name")" "$(mmm 0 p99 "$name")" \
+			"$(mmm 0 p999 "$name")" "$(mmm 2 p999x "$name")" "$(ratio x_p999 "$name")" \
+			"$(mmm 0 seg_fetches "$name")" "$(mmm 0 seg_waits "$name")" "$(mmm 0 seg_step "$name")"
 	done
 } >"$t_lat"
 
@@ -416,6 +461,7 @@ goals=(
 	"segment single backend >= 1.2x nextval CACHE 1000|x_seq1000|segment_nextval(tag)|1.2"
 	"segment pgbench -c 4 >= 0.9x SELECT 1|x_sel1|segment_nextval(tag)@4|0.9"
 	"segment step 100 p99.9 <= 2x p50|p999x|segment_nextval step 100|-2"
+	"same, step 100 held fixed|p999x|segment_nextval step 100, fixed|-2"
 )
 t_goals=$work/goals.tsv
 {
@@ -486,14 +532,17 @@ settings="$rounds runs per figure; $rows rows per single-backend and insert run;
 		printf '"%s"\t%s\t%s\t%s\n' "$name" "$m" "$(med p99 "$name")" "$(med p999 "$name")"
 	done
 } >"$work/chart_lat.dat"
-gnuplot -e "datadir='$work'; rows='$rows'; outfile='$out/chart.png'; subtitle='$(nproc) CPUs, PostgreSQL $pgversion, median of $rounds runs'" \
-	test/bench/chart.gp
+if ! gnuplot -e "datadir='$work'; rows='$rows'; outfile='$out/chart.png'; subtitle='$(nproc) CPUs, PostgreSQL $pgversion, median of $rounds runs'" \
+	test/bench/chart.gp 2>"$work/gnuplot.log"; then
+	cat "$work/gnuplot.log" >&2
+	echo "bench: the chart could not be drawn (a part without data?)" >&2
+fi
 
 # Output: text to stdout, markdown to results.md
 report_text() {
 	echo "idgen benchmark, $when, commit $commit"
 	echo "machine: $machine"
-	echo "load average before: $load_before; after: $load_after; took ${elapsed} s"
+	echo "load average before: $load_before; highest 1-min during: $load_max; after: $load_after; took ${elapsed} s"
 	echo "$settings"
 	echo "cells: median (min–max); ratios: median of per-round ratios"
 	echo
@@ -514,6 +563,7 @@ report_text() {
 	echo
 	echo "-- goals (issues 2 and 3)"
 	totext "$t_goals"
+	echo "(for reference, SELECT 1's own p99.9 / p50 in the same runs: $(mmm 2 p999x "SELECT 1"))"
 }
 report_md() {
 	echo "# idgen benchmark results"
@@ -522,7 +572,7 @@ report_md() {
 	echo
 	echo "- Date: $when, idgen commit $commit"
 	echo "- Machine: $machine"
-	echo "- Load average before the run: $load_before; after: $load_after (the machine is shared); the run took ${elapsed} s"
+	echo "- Load average before the run: $load_before; highest 1-minute load at the end of a round: $load_max; after: $load_after (the machine is shared: ratios come from the same rounds); the run took ${elapsed} s"
 	echo "- Settings: $settings; shared_buffers 256MB, fsync on, synchronous_commit on, autovacuum off"
 	echo "- Cells are median (min–max) of the runs; ratios are the median of per-round ratios, so drift between rounds cancels"
 	echo
@@ -550,13 +600,15 @@ report_md() {
 	echo
 	echo "## Latency from \`pgbench --log\`"
 	echo
-	echo "\`pgbench -M prepared -c 1 -T ${pgb_t} --log\`, percentiles over every transaction of a run. The segment tags start with steps 100 and 100000 (idgen.segment_create); SELECT 1 shows the machine's own tail. Last column: the statement's p99.9 over SELECT 1's in the same round."
+	echo "\`pgbench -M prepared -c 1 -T ${pgb_t} --log\`, percentiles over every transaction of a run. The segment tags are created with steps 100 and 100000 (idgen.segment_create). By default the step grows (doubles while a segment lasts under 15 minutes); the "fixed" row holds it at 100 (idgen.segment_step_grow_after = 0), so the worker must load a new segment every 100 calls: Leaf's TP999 case. SELECT 1 shows the machine's own tail. p99.9 vs SELECT 1: the statement's p99.9 over SELECT 1's in the same round. From idgen.segment_status: segments the worker fetched during a run, calls that had to wait for it, and the tag's dynamic step at the end (it doubles while segments last under 15 minutes)."
 	echo
 	tomd "$t_lat"
 	echo
 	echo "## Goals of issues 2 and 3"
 	echo
 	tomd "$t_goals"
+	echo
+	echo "For reference, SELECT 1's own p99.9 / p50 in the same runs: $(mmm 2 p999x "SELECT 1")."
 }
 echo
 report_text | tee "$work/results.txt"
