@@ -223,7 +223,7 @@ idgen_snowflake_next(int gene_bits, uint64 gene)
 	uint64		mask = idgen_field_max(s);
 	uint64		block = ((uint64) 1) << gene_bits;
 	int64		lead_max;
-	int64		tmax = idgen_layout_ts_max(l);
+	int64		tmax;
 	int64		clock_deadline = 0;
 	int64		reserve_deadline = 0;
 	bool		waited_clock = false,
@@ -248,6 +248,7 @@ idgen_snowflake_next(int gene_bits, uint64 gene)
 				 errmsg("layout \"%s\" cannot carry a gene", l->name),
 				 errdetail("A gene lives in the lowest bits of the ID, and this layout does not put the sequence there.")));
 	lead_max = (int64) idgen_max_lead_ms * 1000 / l->unit_us;
+	tmax = idgen_layout_ts_max(l);
 
 	old = pg_atomic_read_u64(&sf->state);
 	for (;;)

@@ -21,7 +21,7 @@ static const char *const specs[] = {
 	"ts=39,seq=8,node=16,unit=10ms,epoch=2014-09-01",
 	"ts=40,node=10,seq=12,unit=100us,epoch=2024-01-01",
 	"ts=50,node=1,seq=12,unit=1s,epoch=1900-01-01",
-	"ts=62,node=0,seq=1,unit=86400s,epoch=9223372036854775",
+	"ts=62,node=0,seq=1,unit=86400s,epoch=253402300799000",
 	"ts=8,node=0,seq=55,unit=1ms,epoch=1970-01-01",
 };
 
