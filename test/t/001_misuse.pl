@@ -13,7 +13,16 @@ $node->start;
 # Not in shared_preload_libraries: every function refuses, with SQLSTATE 55000
 $node->safe_psql('postgres', 'CREATE EXTENSION idgen');
 for my $call ('idgen.snowflake_nextval()', 'idgen.snowflake_status()',
-	'idgen.id_decode(1)', "idgen.id_make(now(), 1, 1)", 'idgen.id_timestamp(1)')
+	'idgen.id_decode(1)', "idgen.id_decode(1, 'twitter')",
+	"idgen.id_make(now(), 1, 1)", 'idgen.id_timestamp(1)',
+	"idgen.gene_of('testroy', 3)", 'idgen.gene_of(5, 3)',
+	"idgen.gene_id(12394846, 'testroy', 3)", "idgen.gene_id('testroy', 3)",
+	'idgen.gene_decode(99158770, 3)', 'idgen.id_to_base62(1)',
+	"idgen.id_from_base62('00000000001')", 'idgen.id_to_friendly(1)',
+	"idgen.id_from_friendly('20240101000000000-0-0', 'idgen')",
+	"idgen.segment_nextval('t')", "idgen.segment_create('t')",
+	"idgen.segment_alter('t', 10)", "idgen.segment_drop('t')",
+	'idgen.segment_status_fn()', 'idgen.node_lease_status()')
 {
 	my ($ret, $out, $err) = $node->psql('postgres',
 		"\\set VERBOSITY verbose\nSELECT $call");
