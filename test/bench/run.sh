@@ -4,7 +4,8 @@
 # so that ratios hold on a noisy machine.  Not a test: it never fails on a
 # slow figure, it reports.
 #
-# Every figure is the median of BENCH_ROUNDS runs (min and max beside it);
+# Every figure is the median of BENCH_ROUNDS runs (5 for the short
+# single-backend ones), with min and max beside it;
 # the runs of the alternatives are interleaved (A B C .. A B C ..) so drift
 # hits them all alike, and each ratio is the median of per-round ratios.
 # A function that is not installed yet (to_regprocedure) shows as "n/a".
@@ -12,7 +13,7 @@
 # Prints a table and writes results.md and chart.png to test/bench/ (with
 # BENCH_QUICK=1, to test/bench/results/, which git ignores).
 #   BENCH_QUICK=1     smoke run: small sizes, short points
-#   BENCH_ROUNDS=N    runs per figure (default 3)
+#   BENCH_ROUNDS=N    runs per figure (default 3; single backend: 5, at least this)
 #   BENCH_ROWS=N      rows per single-backend and insert run (default 2000000)
 #   BENCH_T=N         seconds of the pgbench points at 4 clients, the sustained
 #                     rate and the latency runs (default 10)
@@ -39,11 +40,12 @@ else
 	out=${BENCH_OUT:-$top/test/bench}
 fi
 port=${BENCH_PORT:-54339}
+single_rounds=$((rounds > 5 ? rounds : 5))
 parts=" ${BENCH_ONLY:-single pgbench insert rate latency} "
 # True when the part is to run
 want() { [[ $parts == *" $1 "* ]]; }
 # The rounds of a part: its round numbers from $2, none if it is not to run
-rounds_of() { if want "$1"; then seq "$2" "$rounds"; fi; }
+rounds_of() { if want "$1"; then seq "$2" "${3:-$rounds}"; fi; }
 clients_list="1 2 4 8"
 # The default layout 'idgen': 12 sequence bits per 1 ms tick
 layout_max=4096000
@@ -82,6 +84,7 @@ listen_addresses = ''
 unix_socket_directories = '$dir'
 max_connections = 50
 shared_buffers = 256MB
+work_mem = 256MB
 max_wal_size = 8GB
 checkpoint_timeout = 30min
 autovacuum = off
@@ -164,7 +167,7 @@ avail() { case $1 in seg) [ -n "$seg" ] ;; gene) [ -n "$gene" ] ;; *) true ;; es
 # Single backend: name|requirement|expression.  The snowflake kinds come
 # first: they may run ahead of the clock, which then drains during the others.
 single=(
-	"bare loop|1|i"
+	"bare loop|1|1"
 	"snowflake_nextval()|1|idgen.snowflake_nextval()"
 	"segment_nextval(tag)|seg|idgen.segment_nextval('bench')"
 	"gene_id(key, bits)|gene|idgen.gene_id('testroy', 3)"
@@ -172,8 +175,8 @@ single=(
 	"nextval() CACHE 1000|1|nextval('bench_seq1000')"
 	"gen_random_uuid()|1|gen_random_uuid()"
 )
-want single && echo "== single backend: count(f()) over $rows rows, $rounds rounds"
-for r in $(rounds_of single 0); do
+want single && echo "== single backend: count(f()) over $rows rows, $single_rounds rounds"
+for r in $(rounds_of single 0 "$single_rounds"); do
 	for e in "${single[@]}"; do
 		IFS='|' read -r name req expr <<<"$e"
 		avail "$req" || continue
@@ -268,6 +271,10 @@ for r in $(rounds_of rate 1); do
 		rec rate "$name" "$r" "$(awk -v t="$tps" -v b="$batch" 'BEGIN { if (t != "") printf "%.0f", t * b }')"
 		rec lead_ms "$name" "$r" "$lead"
 		rec clock_waits "$name" "$r" "$((waits1 - waits0))"
+		# Net of the ticks borrowed ahead of the clock: the share of the
+		# wall clock's ticks that were used
+		rec net "$name" "$r" "$(awk -v t="$tps" -v b="$batch" -v s="$pgb_t" -v l="$lead" -v m="$layout_max" \
+			'BEGIN { if (t != "") printf "%.4f", (t * b * s - l / 1000 * m) / s / m }')"
 	done
 	sample_load
 	echo "   round $r done"
@@ -342,11 +349,15 @@ stats() {
 # Per-round derived values from two series: kind/name A, kind/name B, awk
 # expression over a and b; recorded as kind/name given last
 derive() {
-	local ka=$1 na=$2 kb=$3 nb=$4 expr=$5 kout=$6 nout=$7
+	local ka=$1 na=$2 kb=$3 nb=$4 expr=$5 kout=$6 nout=$7 guard=1
+	# A ratio is undefined for a round whose denominator is not positive
+	# (a net cost lost in the noise)
+	if [ "$expr" = "a / b" ]; then guard="b_ > 0"; fi
 	awk -F'\t' -v ka="$ka" -v na="$na" -v kb="$kb" -v nb="$nb" -v ko="$kout" -v no="$nout" \
 		"\$1 == ka && \$2 == na { a[\$3] = \$4 }
 		 \$1 == kb && \$2 == nb { b[\$3] = \$4 }
 		 END { for (r in a) if (r in b) { a_ = a[r]; b_ = b[r]
+			   if (!($guard)) continue
 			   printf \"%s\t%s\t%s\t%.6g\n\", ko, no, r, $(sed 's/\ba\b/a_/g; s/\bb\b/b_/g' <<<"$expr") } }" \
 		"$raw" >>"$raw.derived"
 }
@@ -436,11 +447,11 @@ t_rate=$work/rate.tsv t_lat=$work/lat.tsv
 	done
 } >"$t_ins"
 {
-	printf 'snowflake_nextval(), 4 clients\tIDs/s\tshare of layout max %s/s\tlead at end (ms)\tclock waits\n' "$layout_max"
+	printf 'snowflake_nextval(), 4 clients\tIDs/s\tshare of layout max %s/s\tlead at end (ms)\tshare net of the lead\tclock waits\n' "$layout_max"
 	for e in "${sustained[@]}"; do
 		IFS='|' read -r name _ <<<"$e"
-		printf '%s\t%s\t%s\t%s\t%s\n' "$name" "$(mmm 0 rate "$name")" "$(pct share "$name")" \
-			"$(mmm 0 lead_ms "$name")" "$(mmm 0 clock_waits "$name")"
+		printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$name" "$(mmm 0 rate "$name")" "$(pct share "$name")" \
+			"$(mmm 0 lead_ms "$name")" "$(pct net "$name")" "$(mmm 0 clock_waits "$name")"
 	done
 } >"$t_rate"
 {
@@ -490,7 +501,7 @@ machine="$(nproc) CPUs ($model), ${mem} GiB RAM, $(. /etc/os-release && echo "$P
 commit=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
 git diff --quiet HEAD -- src idgen--*.sql 2>/dev/null || commit="$commit+uncommitted changes"
 when=$(date -u '+%Y-%m-%d %H:%M UTC')
-settings="$rounds runs per figure; $rows rows per single-backend and insert run; pgbench -M prepared -T $pgb_t at 4 clients (-T $scale_t at 1, 2, 8 clients)"
+settings="$rounds runs per figure ($single_rounds single-backend); $rows rows per single-backend and insert run; pgbench -M prepared -T $pgb_t at 4 clients (-T $scale_t at 1, 2, 8 clients)"
 
 # Chart data: single backend ns/ID; TPS by clients; latency
 {
@@ -546,7 +557,7 @@ report_text() {
 	echo "$settings"
 	echo "cells: median (min–max); ratios: median of per-round ratios"
 	echo
-	echo "-- single backend: SELECT count(f()) FROM generate_series(1, $rows)"
+	echo "-- single backend: SELECT count(f()) FROM generate_series(1, $rows); bare loop: count(1)"
 	totext "$t_single"
 	echo
 	echo "-- pgbench -M prepared: SELECT f()"
@@ -573,12 +584,12 @@ report_md() {
 	echo "- Date: $when, idgen commit $commit"
 	echo "- Machine: $machine"
 	echo "- Load average before the run: $load_before; highest 1-minute load at the end of a round: $load_max; after: $load_after (the machine is shared: ratios come from the same rounds); the run took ${elapsed} s"
-	echo "- Settings: $settings; shared_buffers 256MB, fsync on, synchronous_commit on, autovacuum off"
+	echo "- Settings: $settings; shared_buffers 256MB, work_mem 256MB (generate_series stays in memory), fsync on, synchronous_commit on, autovacuum off"
 	echo "- Cells are median (min–max) of the runs; ratios are the median of per-round ratios, so drift between rounds cancels"
 	echo
 	echo "## Single backend: \`SELECT count(f()) FROM generate_series(1, $rows)\`"
 	echo
-	echo "ns per ID = (time of f - time of the bare loop) / $rows, timed inside the server (clock_timestamp around the statement). Speed ratios: the sequence's ns per ID over f's (above 1 = f is faster). Snowflake-based rows are bursts: faster than the layout's 4,096 IDs per ms, they run ahead of the wall clock within idgen.max_lead (the run waits for the clock to catch up before each); gene_id(key, 3) takes a block of 8 sequence values per ID. See the sustained rate below for the limit."
+	echo "ns per ID = (time of f - time of the bare loop, \`count(1)\`) / $rows, timed inside the server (clock_timestamp around the statement). Speed ratios: the sequence's ns per ID over f's (above 1 = f is faster). Snowflake-based rows are bursts: faster than the layout's 4,096 IDs per ms, they run ahead of the wall clock within idgen.max_lead (the run waits for the clock to catch up before each); gene_id(key, 3) takes a block of 8 sequence values per ID. See the sustained rate below for the limit."
 	echo
 	tomd "$t_single"
 	echo
@@ -594,7 +605,7 @@ report_md() {
 	echo
 	echo "## Sustained snowflake rate over ${pgb_t} s against the layout's limit"
 	echo
-	echo "4 pgbench clients for ${pgb_t} s, each transaction \`SELECT count(idgen.snowflake_nextval()) FROM generate_series(1, $batch)\`. Layout \`idgen\`: 4,096 IDs per 1 ms tick, so at most 4,096,000 IDs/s on the wall clock. With the default idgen.max_lead of 5 s, a burst may borrow up to 5 s of future ticks, so a ${pgb_t} s average can exceed the limit; with max_lead 0 the generator never runs ahead. Lead: how far its clock was ahead of the wall clock at the end; clock waits: calls that had to wait for the wall clock."
+	echo "4 pgbench clients for ${pgb_t} s, each transaction \`SELECT count(idgen.snowflake_nextval()) FROM generate_series(1, $batch)\`. Layout \`idgen\`: 4,096 IDs per 1 ms tick, so at most 4,096,000 IDs/s on the wall clock. With the default idgen.max_lead of 5 s, a burst may borrow up to 5 s of future ticks, so a ${pgb_t} s average can exceed the limit; with max_lead 0 the generator never runs ahead. Lead: how far its clock was ahead of the wall clock at the end; share net of the lead: the IDs of the ticks that had passed on the wall clock, (IDs - lead x 4,096/ms) over the limit; clock waits: calls that had to wait for the wall clock."
 	echo
 	tomd "$t_rate"
 	echo
