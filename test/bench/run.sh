@@ -499,7 +499,8 @@ model=$(lscpu | sed -n 's/^Model name: *//p' | head -1)
 mem=$(free -g | awk '/^Mem:/ { print $2 }')
 machine="$(nproc) CPUs ($model), ${mem} GiB RAM, $(. /etc/os-release && echo "$PRETTY_NAME"), PostgreSQL $pgversion"
 commit=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
-git diff --quiet HEAD -- src idgen--*.sql 2>/dev/null || commit="$commit+uncommitted changes"
+[ -z "$(git status --porcelain -- src idgen--*.sql idgen.control Makefile 2>/dev/null)" ] ||
+	commit="$commit+uncommitted changes"
 when=$(date -u '+%Y-%m-%d %H:%M UTC')
 settings="$rounds runs per figure ($single_rounds single-backend); $rows rows per single-backend and insert run; pgbench -M prepared -T $pgb_t at 4 clients (-T $scale_t at 1, 2, 8 clients)"
 
@@ -543,7 +544,7 @@ settings="$rounds runs per figure ($single_rounds single-backend); $rows rows pe
 		printf '"%s"\t%s\t%s\t%s\n' "$name" "$m" "$(med p99 "$name")" "$(med p999 "$name")"
 	done
 } >"$work/chart_lat.dat"
-if ! gnuplot -e "datadir='$work'; rows='$rows'; outfile='$out/chart.png'; subtitle='$(nproc) CPUs, PostgreSQL $pgversion, median of $rounds runs'" \
+if ! gnuplot -e "datadir='$work'; rows='$rows'; outfile='$out/chart.png'; subtitle='$(nproc) CPUs, PostgreSQL ${pgversion%% *}, $when; medians of $rounds runs, $single_rounds single backend'" \
 	test/bench/chart.gp 2>"$work/gnuplot.log"; then
 	cat "$work/gnuplot.log" >&2
 	echo "bench: the chart could not be drawn (a part without data?)" >&2
@@ -583,7 +584,7 @@ report_md() {
 	echo
 	echo "- Date: $when, idgen commit $commit"
 	echo "- Machine: $machine"
-	echo "- Load average before the run: $load_before; highest 1-minute load at the end of a round: $load_max; after: $load_after (the machine is shared: ratios come from the same rounds); the run took ${elapsed} s"
+	echo "- Load average before the run: $load_before; highest 1-minute load at the end of a round: $load_max (this counts the benchmark's own clients, up to 8 pgbench clients and their backends); after: $load_after. The machine is shared, so ratios come from the same rounds. The run took ${elapsed} s"
 	echo "- Settings: $settings; shared_buffers 256MB, work_mem 256MB (generate_series stays in memory), fsync on, synchronous_commit on, autovacuum off"
 	echo "- Cells are median (min–max) of the runs; ratios are the median of per-round ratios, so drift between rounds cancels"
 	echo
