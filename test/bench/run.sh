@@ -54,6 +54,10 @@ bash test/setup.sh
 . test/env.sh
 echo "== build and install"
 build_and_install
+# The code measured: the commit built, and whether the tree differed from it
+commit=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
+[ -z "$(git status --porcelain -- src idgen--*.sql idgen.control Makefile 2>/dev/null)" ] ||
+	commit="$commit+uncommitted changes"
 
 dir=$top/tmp_bench
 work=$top/test/bench/results
@@ -498,9 +502,6 @@ tomd() {
 model=$(lscpu | sed -n 's/^Model name: *//p' | head -1)
 mem=$(free -g | awk '/^Mem:/ { print $2 }')
 machine="$(nproc) CPUs ($model), ${mem} GiB RAM, $(. /etc/os-release && echo "$PRETTY_NAME"), PostgreSQL $pgversion"
-commit=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
-[ -z "$(git status --porcelain -- src idgen--*.sql idgen.control Makefile 2>/dev/null)" ] ||
-	commit="$commit+uncommitted changes"
 when=$(date -u '+%Y-%m-%d %H:%M UTC')
 settings="$rounds runs per figure ($single_rounds single-backend); $rows rows per single-backend and insert run; pgbench -M prepared -T $pgb_t at 4 clients (-T $scale_t at 1, 2, 8 clients)"
 
@@ -612,7 +613,7 @@ report_md() {
 	echo
 	echo "## Latency from \`pgbench --log\`"
 	echo
-	echo "\`pgbench -M prepared -c 1 -T ${pgb_t} --log\`, percentiles over every transaction of a run. The segment tags are created with steps 100 and 100000 (idgen.segment_create). By default the step grows (doubles while a segment lasts under 15 minutes); the "fixed" row holds it at 100 (idgen.segment_step_grow_after = 0), so the worker must load a new segment every 100 calls: Leaf's TP999 case. SELECT 1 shows the machine's own tail. p99.9 vs SELECT 1: the statement's p99.9 over SELECT 1's in the same round. From idgen.segment_status: segments the worker fetched during a run, calls that had to wait for it, and the tag's dynamic step at the end (it doubles while segments last under 15 minutes)."
+	echo "\`pgbench -M prepared -c 1 -T ${pgb_t} --log\`, percentiles over every transaction of a run. The segment tags are created with steps 100 and 100000 (idgen.segment_create). By default the step grows (doubles while a segment lasts under 15 minutes); the "fixed" row holds it at 100 (idgen.segment_step_grow_after = 0), so the worker must load a new segment every 100 calls: Leaf's TP999 case. SELECT 1 shows the machine's own tail. p99.9 vs SELECT 1: the statement's p99.9 over SELECT 1's in the same round. From idgen.segment_status: segments the worker fetched during a run, calls that had to wait for it, and the tag's dynamic step at the end."
 	echo
 	tomd "$t_lat"
 	echo
