@@ -232,7 +232,8 @@ idgen_snowflake_next(int gene_bits, uint64 gene)
 	uint64		old,
 				new;
 	int64		ntick,
-				now_tick;
+				now_tick,
+				now_us;
 	uint64		idseq;
 	int			node;
 
@@ -257,7 +258,8 @@ idgen_snowflake_next(int gene_bits, uint64 gene)
 		uint64		seq = old & mask;
 		uint64		start;
 
-		now_tick = idgen_tick_of(l, idgen_now_us());
+		now_us = idgen_now_us();
+		now_tick = idgen_tick_of(l, now_us);
 		if (now_tick < 0)
 			ereport(ERROR,
 					(errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
@@ -290,7 +292,8 @@ idgen_snowflake_next(int gene_bits, uint64 gene)
 		 */
 		if (ntick - now_tick > lead_max)
 		{
-			int64		need_ms = (ntick - now_tick - lead_max) * l->unit_us / 1000;
+			int64		need_us = idgen_tick_start(l, ntick - lead_max) - now_us;
+			int64		need_ms = need_us / 1000;
 
 			if (!waited_clock)
 			{
@@ -298,8 +301,17 @@ idgen_snowflake_next(int gene_bits, uint64 gene)
 				clock_deadline = monotonic_ms() + idgen_clock_wait_ms;
 			}
 			waited_clock = true;
+
+			/* Less than a millisecond to go: sleep just that long */
+			if (need_ms == 0 && monotonic_ms() < clock_deadline)
+			{
+				pg_usleep((long) need_us);
+				CHECK_FOR_INTERRUPTS();
+				old = pg_atomic_read_u64(&sf->state);
+				continue;
+			}
 			if (need_ms > clock_deadline - monotonic_ms() ||
-				!bounded_wait(need_ms, clock_deadline, NULL))
+				!bounded_wait(need_ms + 1, clock_deadline, NULL))
 				ereport(ERROR,
 						(errcode(ERRCODE_SYSTEM_ERROR),
 						 errmsg("could not generate a snowflake ID: the system clock is " INT64_FORMAT " ms behind the generator",
