@@ -110,23 +110,6 @@ idgen_base62_decode(const char *s, size_t len, int64_t *id,
 	return true;
 }
 
-/* Days since 1970-01-01 of a proleptic Gregorian date (Hinnant) */
-static int64_t
-days_from_civil(int64_t y, int m, int d)
-{
-	int64_t		era,
-				yoe,
-				doy,
-				doe;
-
-	y -= m <= 2;
-	era = (y >= 0 ? y : y - 399) / 400;
-	yoe = y - era * 400;
-	doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
-	doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-	return era * 146097 + doe - 719468;
-}
-
 /* Proleptic Gregorian date of a day number since 1970-01-01 (Hinnant) */
 static void
 civil_from_days(int64_t z, int64_t *y, int *m, int *d)
@@ -323,7 +306,7 @@ idgen_friendly_decode(const IdgenLayout *l, const char *s, size_t len,
 
 	if (!friendly_layout_ok(l, err))
 		return false;
-	unix_us = ((days_from_civil(yr, mo, d) * 86400 + h * 3600 + mi * 60 + se)
+	unix_us = ((idgen_days_from_civil(yr, mo, d) * 86400 + h * 3600 + mi * 60 + se)
 			   * 1000 + ms) * US_PER_MS;
 	if (__builtin_sub_overflow(unix_us, l->epoch_us, &delta) || delta < 0)
 		return fail(err, RANGE,

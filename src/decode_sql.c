@@ -14,9 +14,6 @@
 
 #include "idgen.h"
 
-#define UNIX_TO_PG_US \
-	((int64) (POSTGRES_EPOCH_JDATE - UNIX_EPOCH_JDATE) * USECS_PER_DAY)
-
 /* Layout from optional argument n (absent or NULL: the server's) */
 static const IdgenLayout *
 layout_from_arg(FunctionCallInfo fcinfo, int n, IdgenLayout *buf)

@@ -10,9 +10,14 @@
 
 #include "postgres.h"
 
+#include "datatype/timestamp.h"
 #include "utils/wait_event.h"
 
 #include "layout.h"
+
+/* Unix microseconds minus this are a PostgreSQL timestamp (microseconds since 2000) */
+#define UNIX_TO_PG_US \
+	((int64) (POSTGRES_EPOCH_JDATE - UNIX_EPOCH_JDATE) * USECS_PER_DAY)
 
 /* GUCs (idgen.c) */
 extern int	idgen_node_id;			/* -1 when unset */

@@ -112,8 +112,8 @@ idgen_layout_preset(const char *name)
 }
 
 /* Days since 1970-01-01 of a proleptic Gregorian date (Hinnant's algorithm) */
-static int64_t
-days_from_civil(int64_t y, int m, int d)
+int64_t
+idgen_days_from_civil(int64_t y, int m, int d)
 {
 	int64_t		era;
 	int64_t		yoe,
@@ -193,7 +193,7 @@ parse_epoch(const char *s, int64_t *us)
 	if (*p != '\0' || mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 ||
 		mi > 59 || se > 59)
 		return false;
-	*us = ((days_from_civil(y, mo, d) * 86400 + h * 3600 + mi * 60 + se) * 1000
+	*us = ((idgen_days_from_civil(y, mo, d) * 86400 + h * 3600 + mi * 60 + se) * 1000
 		   + ms) * MS;
 	return true;
 }

@@ -85,6 +85,9 @@ extern void idgen_decompose(const IdgenLayout *l, uint64_t id, IdgenParts *out);
 /* Value of a named part of the node or of a constant field of an ID */
 extern uint64_t idgen_field_get(const IdgenField *f, uint64_t word);
 
+/* Days since 1970-01-01 of a proleptic Gregorian date */
+extern int64_t idgen_days_from_civil(int64_t y, int m, int d);
+
 /* Largest usable tick (positive bigint IDs, times before the year 10000) */
 extern int64_t idgen_layout_ts_max(const IdgenLayout *l);
 

@@ -56,9 +56,6 @@
 #include "lease.h"
 #include "remote.h"
 
-#define UNIX_TO_PG_US \
-	((int64) (POSTGRES_EPOCH_JDATE - UNIX_EPOCH_JDATE) * USECS_PER_DAY)
-
 #define LEASE_TEXT_LEN 256
 
 typedef struct LeaseShared

@@ -29,9 +29,6 @@
 
 #include "idgen.h"
 
-#define UNIX_TO_PG_US \
-	((int64) (POSTGRES_EPOCH_JDATE - UNIX_EPOCH_JDATE) * USECS_PER_DAY)
-
 /* Does the reservation table exist in this database? */
 static bool
 table_exists(void)

@@ -64,9 +64,6 @@ typedef struct SnowflakeShared
 
 static SnowflakeShared *sf = NULL;
 
-#define UNIX_TO_PG_US \
-	((int64) (POSTGRES_EPOCH_JDATE - UNIX_EPOCH_JDATE) * USECS_PER_DAY)
-
 /* Number of per-process counter slots */
 static int
 counter_slots(void)
