@@ -6,10 +6,18 @@ bash test/setup.sh
 . test/env.sh
 build_and_install
 
+# The cluster lives under the checkout, unless the server user cannot reach
+# it there (a checkout under /root, say): then under /tmp
 demo=$(pwd)/tmp_demo
 rm -rf "$demo"
 mkdir -p "$demo"
 [ "$(id -u)" -eq 0 ] && chown postgres: "$demo"
+if ! as_pg_user test -w "$demo"; then
+	rm -rf "$demo"
+	demo=$(mktemp -d /tmp/idgen-demo.XXXXXX)
+	chown postgres: "$demo"
+	echo "demo: the postgres user cannot reach $(pwd); using $demo"
+fi
 port=${DEMO_PORT:-54329}
 
 as_pg_user initdb -D "$demo/data" -A trust >/dev/null
