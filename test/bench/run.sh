@@ -66,6 +66,14 @@ mkdir -p "$work" "$out"
 rm -rf "$dir"
 mkdir -p "$dir/logs"
 [ "$(id -u)" -eq 0 ] && chown -R postgres: "$dir"
+# The server user may not reach the checkout (one under /root, say)
+if ! as_pg_user test -w "$dir/logs"; then
+	rm -rf "$dir"
+	dir=$(mktemp -d /tmp/idgen-bench.XXXXXX)
+	mkdir -p "$dir/logs"
+	chown -R postgres: "$dir"
+	echo "bench: the postgres user cannot reach $top; cluster in $dir"
+fi
 chmod 777 "$dir/logs"
 : >"$raw"
 load_before=$(cut -d' ' -f1-3 /proc/loadavg)
