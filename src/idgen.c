@@ -171,11 +171,12 @@ validate_startup_settings(const char *raw_layout, const char *raw_node)
 						   idgen_layout.node.bits, maxnode)));
 }
 
-/* Register the background worker */
+/* Register a background worker: the idgen worker, or the remote one */
 static void
-register_worker(void)
+register_worker(bool remote)
 {
 	BackgroundWorker worker;
+	const char *name = remote ? "idgen remote worker" : "idgen worker";
 
 	memset(&worker, 0, sizeof(worker));
 	worker.bgw_flags = BGWORKER_SHMEM_ACCESS |
@@ -184,8 +185,9 @@ register_worker(void)
 	worker.bgw_restart_time = 1;
 	strcpy(worker.bgw_library_name, "idgen");
 	strcpy(worker.bgw_function_name, "idgen_worker_main");
-	strcpy(worker.bgw_name, "idgen worker");
-	strcpy(worker.bgw_type, "idgen worker");
+	strcpy(worker.bgw_name, name);
+	strcpy(worker.bgw_type, name);
+	worker.bgw_main_arg = BoolGetDatum(remote);
 	RegisterBackgroundWorker(&worker);
 }
 
@@ -246,7 +248,9 @@ _PG_init(void)
 	prev_shmem_startup_hook = shmem_startup_hook;
 	shmem_startup_hook = idgen_shmem_startup;
 
-	register_worker();
+	register_worker(false);
+	if (idgen_remote_worker_needed())
+		register_worker(true);
 	idgen_loaded = true;
 }
 

@@ -82,13 +82,16 @@ extern void idgen_segment_worker_step(long *sleep_ms);
 extern void idgen_wake_worker(void);
 
 /* Snowflake state as the reservation code sees it (snowflake.c) */
-extern void idgen_snowflake_set_worker(int pgprocno);
+extern void idgen_snowflake_set_worker(int pgprocno, bool remote);
 extern int64 idgen_snowflake_top_tick(void);
 extern int64 idgen_snowflake_wanted_tick(void);
 extern void idgen_snowflake_raise_floor(int64 tick);
 extern int64 idgen_snowflake_reserved_end(void);
 extern void idgen_snowflake_publish_reservation(int64 end_tick);
 extern void idgen_snowflake_revoke_reservation(void);
+
+/* Whether the remote worker runs: leases or a central segment server (worker.c) */
+extern bool idgen_remote_worker_needed(void);
 
 /* Wall clock in Unix microseconds (snowflake.c) */
 extern int64 idgen_now_us(void);

@@ -57,6 +57,7 @@ typedef struct SnowflakeShared
 	pg_atomic_uint64 wanted_tick;	/* highest tick a waiting call needs;
 									 * raised by callers, read by the worker */
 	pg_atomic_uint32 worker_procno; /* worker's pgprocno or INVALID */
+	pg_atomic_uint32 remote_procno; /* remote worker's pgprocno or INVALID */
 	ConditionVariable reserve_cv;	/* broadcast on a new reservation */
 	int			nslots;			/* length of counters[] */
 	IdgenCounter counters[FLEXIBLE_ARRAY_MEMBER];	/* by pgprocno */
@@ -97,6 +98,7 @@ idgen_snowflake_shmem_init(void)
 		pg_atomic_init_u64(&sf->reserve_waits, 0);
 		pg_atomic_init_u64(&sf->wanted_tick, 0);
 		pg_atomic_init_u32(&sf->worker_procno, INVALID_PGPROCNO);
+		pg_atomic_init_u32(&sf->remote_procno, INVALID_PGPROCNO);
 		ConditionVariableInit(&sf->reserve_cv);
 		sf->nslots = counter_slots();
 		for (int i = 0; i < sf->nslots; i++)
@@ -369,18 +371,26 @@ idgen_snowflake_next(int gene_bits, uint64 gene)
 	return (int64) idgen_compose(l, ntick, (uint64) node, idseq);
 }
 
-/* Wake the idgen worker, if it runs (for the other parts of idgen) */
+/*
+ * Wake the workers, if they run (for segments): the idgen worker and, with a
+ * central segment server, the remote worker that talks to it
+ */
 void
 idgen_wake_worker(void)
 {
+	uint32		procno = pg_atomic_read_u32(&sf->remote_procno);
+
 	wake_worker();
+	if (procno != INVALID_PGPROCNO)
+		SetLatch(&ProcGlobal->allProcs[procno].procLatch);
 }
 
-/* Publish the worker's process number, or INVALID_PGPROCNO */
+/* Publish a worker's process number, or INVALID_PGPROCNO */
 void
-idgen_snowflake_set_worker(int pgprocno)
+idgen_snowflake_set_worker(int pgprocno, bool remote)
 {
-	pg_atomic_write_u32(&sf->worker_procno, (uint32) pgprocno);
+	pg_atomic_write_u32(remote ? &sf->remote_procno : &sf->worker_procno,
+						(uint32) pgprocno);
 }
 
 /* Tick of the last ID issued */

@@ -2,13 +2,20 @@
  * worker.c
  *		The "idgen worker" background process.
  *
- * One per server, connected to idgen.database.  Each round it renews the
- * node id lease when idgen.node_id is 'auto' (lease.c), keeps the
+ * One per server, connected to idgen.database.  Each round it keeps the
  * snowflake reservation ahead of use (reservation.c) and refills segment
- * buffers (segment.c), then sleeps on its latch until a backend wakes it or
- * the shortest timeout asked for by either part passes.  Each unit of work
- * runs in a transaction of its own.  Errors end the process; the postmaster
- * starts it again after one second, and callers wait for it meanwhile.
+ * buffers from the local table (segment_worker.c), then sleeps on its latch
+ * until a backend wakes it or the shortest timeout asked for by either part
+ * passes.  Each unit of work runs in a transaction of its own.  Errors end
+ * the process; the postmaster starts it again after one second, and callers
+ * wait for it meanwhile.
+ *
+ * Work that talks to other servers -- renewing the node id lease when
+ * idgen.node_id is 'auto' (lease.c) and allocating segments from
+ * idgen.segment_server -- runs in a second process, the "idgen remote
+ * worker", registered only when one of them is configured.  A remote server
+ * that hangs then delays only that work, never the snowflake reservation
+ * or local segments.
  */
 #include "postgres.h"
 
@@ -27,6 +34,7 @@
 
 #include "idgen.h"
 #include "lease.h"
+#include "segment_remote.h"
 
 PGDLLEXPORT void idgen_worker_main(Datum main_arg);
 
@@ -34,7 +42,7 @@ PGDLLEXPORT void idgen_worker_main(Datum main_arg);
 static void
 worker_exit(int code, Datum arg)
 {
-	idgen_snowflake_set_worker(INVALID_PGPROCNO);
+	idgen_snowflake_set_worker(INVALID_PGPROCNO, DatumGetBool(arg));
 }
 
 /* Keep the snowflake reservation ahead, in one transaction */
@@ -56,10 +64,19 @@ reservation_round(long *sleep_ms)
 	pgstat_report_activity(STATE_IDLE, NULL);
 }
 
-/* Entry point of the worker */
+/* Does this server need the remote worker? */
+bool
+idgen_remote_worker_needed(void)
+{
+	return idgen_node_id == IDGEN_NODE_AUTO || idgen_segment_remote_enabled();
+}
+
+/* Entry point of both workers: main_arg is true for the remote worker */
 void
 idgen_worker_main(Datum main_arg)
 {
+	bool		remote = DatumGetBool(main_arg);
+
 	pqsignal(SIGHUP, SignalHandlerForConfigReload);
 	pqsignal(SIGTERM, die);
 	BackgroundWorkerUnblockSignals();
@@ -72,8 +89,8 @@ idgen_worker_main(Datum main_arg)
 					PGC_S_OVERRIDE);
 	SetConfigOption("search_path", "pg_catalog", PGC_SUSET, PGC_S_OVERRIDE);
 
-	before_shmem_exit(worker_exit, (Datum) 0);
-	idgen_snowflake_set_worker(MyProc->pgprocno);
+	before_shmem_exit(worker_exit, BoolGetDatum(remote));
+	idgen_snowflake_set_worker(MyProc->pgprocno, remote);
 
 	for (;;)
 	{
@@ -86,9 +103,12 @@ idgen_worker_main(Datum main_arg)
 			ProcessConfigFile(PGC_SIGHUP);
 		}
 
-		idgen_lease_worker_step(&sleep_ms);
-		reservation_round(&sleep_ms);
-		idgen_segment_worker_step(&sleep_ms);
+		if (remote)
+			idgen_lease_worker_step(&sleep_ms);
+		else
+			reservation_round(&sleep_ms);
+		if (remote == idgen_segment_remote_enabled())
+			idgen_segment_worker_step(&sleep_ms);
 
 		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
 						 sleep_ms, IDGEN_WAIT_EVENT);

@@ -154,11 +154,18 @@ $locker->quit;
 is($node->safe_psql('postgres', q{SELECT idgen.segment_nextval('locked')}),
 	'1', 'locked row: once released, the tag is loaded');
 
-# 4. An unknown tag whose caller did not wait for the answer
+# 4. An unknown tag whose caller did not wait for the answer.  The table is
+# locked meanwhile, so the worker cannot answer before the caller gives up
+# (otherwise it may, and the caller gets the unknown-tag error instead).
+$locker = $node->background_psql('postgres');
+$locker->query_safe('BEGIN');
+$locker->query_safe('LOCK TABLE idgen.segment_alloc IN ACCESS EXCLUSIVE MODE');
 ($rc, $out, $err) = $node->psql('postgres',
 	"SET idgen.segment_wait_timeout = 0;\n\\set VERBOSITY verbose\nSELECT idgen.segment_nextval('typo')");
 like($err, qr/ERROR:  55000: could not draw an ID for segment tag "typo"/,
 	'unknown tag, no wait: the caller gives up at once');
+$locker->query_safe('COMMIT');
+$locker->quit;
 ok($node->poll_query_until('postgres',
 	q{SELECT state = 'unknown' FROM idgen.segment_status WHERE biz_tag = 'typo'}),
 	'unknown tag: the worker marks the slot unknown');
