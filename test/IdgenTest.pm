@@ -27,7 +27,7 @@ use Test::More;
 our @EXPORT = qw(idgen_node idgen_standby start_node set_clock crash_node
   wait_ready start_drawer stop_drawers finish_drawer start_pgbench
   finish_pgbench draw_ids try_sql first_disorder duplicates max_of min_of
-  clock_error_re no_unexpected_errors);
+  clock_error_re no_unexpected_errors start_load wait_for_clock);
 
 our $faketime_lib = '/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1';
 
@@ -197,6 +197,53 @@ sub wait_ready
 }
 
 my $drawer_seq = 0;
+
+# Start the usual load on a node: a psql session selecting IDs, one
+# inserting them, and 2 pgbench clients inserting; returns once the table
+# "ids" holds $rows rows.  Returns the drawers and the pgbench run.
+sub start_load
+{
+	my ($node, $rows) = @_;
+	my @drawers = (
+		start_drawer($node, name => 'select'),
+		start_drawer(
+			$node,
+			name => 'insert',
+			sql =>
+			  "INSERT INTO ids (src) SELECT 'psql' FROM generate_series(1, 20) RETURNING id;"
+		));
+	my $pgbench = start_pgbench($node,
+		"INSERT INTO ids (src) VALUES ('pgbench');", clients => 2);
+
+	$node->poll_query_until('postgres', "SELECT count(*) >= $rows FROM ids")
+	  or die "no load on node " . $node->name;
+	return (\@drawers, $pgbench);
+}
+
+# Call snowflake_nextval every 200 ms for up to $seconds until it succeeds.
+# Returns the number of failures, how many of them were not the clock error,
+# and the first ID (undef if none came).
+sub wait_for_clock
+{
+	my ($node, $seconds) = @_;
+	my ($errors, $other, $first) = (0, 0, undef);
+	my $deadline = time() + $seconds;
+
+	while (time() < $deadline)
+	{
+		my ($ret, $out, $err) =
+		  try_sql($node, 'SELECT idgen.snowflake_nextval()');
+		if ($ret == 0)
+		{
+			$first = $out + 0;
+			last;
+		}
+		$errors++;
+		$other++ unless $err =~ clock_error_re();
+		usleep(200_000);
+	}
+	return ($errors, $other, $first);
+}
 
 # Start a background psql session drawing IDs until a row appears in table
 # idgen_test_stop (create it first) or the server goes away.

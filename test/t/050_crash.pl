@@ -70,20 +70,8 @@ sub crash_round
 {
 	my ($node, $label, %opt) = @_;
 	my $rows0 = $node->safe_psql('postgres', 'SELECT count(*) FROM ids');
-	my @drawers = (
-		start_drawer($node, name => 'select'),
-		start_drawer(
-			$node,
-			name => 'insert',
-			sql =>
-			  "INSERT INTO ids (src) SELECT 'psql' FROM generate_series(1, 20) RETURNING id;"
-		));
-	my $pgbench = start_pgbench($node,
-		"INSERT INTO ids (src) VALUES ('pgbench');", clients => 2);
-
-	$node->poll_query_until('postgres',
-		"SELECT count(*) >= $rows0 + 3000 FROM ids")
-	  or die "no load on node " . $node->name;
+	my ($drawers, $pgbench) = start_load($node, $rows0 + 3000);
+	my @drawers = @$drawers;
 	$opt{before_crash}->() if $opt{before_crash};
 
 	crash_node($node, all => $opt{all});

@@ -159,20 +159,7 @@ draw_more('clock caught up after 1 hour back');
 # 7 s back, just past idgen.max_lead: errors for a while, then IDs flow
 # again by themselves as the clock catches up
 set_clock($node, '-7');
-my ($errors, $other, $first) = (0, 0, undef);
-my $deadline = time() + 60;
-while (time() < $deadline)
-{
-	($ret, $out, $err) = try_sql($node, 'SELECT idgen.snowflake_nextval()');
-	if ($ret == 0)
-	{
-		$first = $out + 0;
-		last;
-	}
-	$errors++;
-	$other++ unless $err =~ clock_error_re();
-	usleep(200_000);
-}
+my ($errors, $other, $first) = wait_for_clock($node, 60);
 cmp_ok($errors, '>', 0, 'clock 7 s back: calls failed at first');
 is($other, 0, 'clock 7 s back: every failure was the clock error');
 ok(defined $first, 'clock 7 s back: IDs flow again once the clock caught up');

@@ -133,21 +133,7 @@ crash_node($node);
 set_clock($node, '-7');
 start_node($node);
 wait_ready($node);
-my ($errors, $other, $first) = (0, 0, undef);
-my $deadline = time() + 60;
-while (time() < $deadline)
-{
-	my ($ret, $out, $err) =
-	  try_sql($node, 'SELECT idgen.snowflake_nextval()');
-	if ($ret == 0)
-	{
-		$first = $out + 0;
-		last;
-	}
-	$errors++;
-	$other++ unless $err =~ clock_error_re();
-	usleep(200_000);
-}
+my ($errors, $other, $first) = wait_for_clock($node, 60);
 cmp_ok($errors, '>', 0, 'crash, clock 7 s back: calls failed at first');
 is($other, 0, 'crash, clock 7 s back: every failure was the clock error');
 ok(defined $first, 'crash, clock 7 s back: IDs flow once the clock caught up');

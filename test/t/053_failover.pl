@@ -43,20 +43,8 @@ sub make_primary
 sub failover
 {
 	my ($primary, $standby, $label, $behind) = @_;
-	my @drawers = (
-		start_drawer($primary, name => 'select'),
-		start_drawer(
-			$primary,
-			name => 'insert',
-			sql =>
-			  "INSERT INTO ids (src) SELECT 'psql' FROM generate_series(1, 20) RETURNING id;"
-		));
-	my $pgbench = start_pgbench($primary,
-		"INSERT INTO ids (src) VALUES ('pgbench');", clients => 2);
-
-	$primary->poll_query_until('postgres',
-		'SELECT count(*) >= 3000 FROM ids')
-	  or die "no load on the primary";
+	my ($drawers, $pgbench) = start_load($primary, 3000);
+	my @drawers = @$drawers;
 	# Let the standby replay some of it, as a real one would
 	$standby->poll_query_until('postgres', 'SELECT count(*) > 0 FROM ids')
 	  or die "the standby does not replay";
