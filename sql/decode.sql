@@ -73,3 +73,49 @@ SELECT idgen.id_make('10000-01-01 00:00:00+00', 1, 2, 'ts=50,node=1,seq=12,unit=
 SELECT idgen.id_decode(1, 'ts=41,node=10,seq=12,unit=1ms,epoch=10000-01-01');
 SELECT ts FROM idgen.id_decode(1000::bigint << 22, 'ts=41,node=10,seq=12,unit=1ms,epoch=0');
 SELECT ts FROM idgen.id_decode(9223372036854775807, 'ts=41,node=10,seq=12,unit=1ms,epoch=0');
+
+-- Epochs must be real dates and times.  An impossible one is
+-- datetime_field_overflow (22008), as '2024-02-31'::date is; a malformed
+-- one, like any other bad spec, is invalid_parameter_value (22023)
+SELECT idgen.id_decode(1, 'ts=41,node=10,seq=12,unit=1ms,epoch=2024-02-31');
+SELECT :'LAST_ERROR_SQLSTATE' AS sqlstate;
+SELECT idgen.id_decode(1, 'ts=41,node=10,seq=12,unit=1ms,epoch=2023-02-29');
+SELECT :'LAST_ERROR_SQLSTATE' AS sqlstate;
+SELECT idgen.id_decode(1, 'ts=41,node=10,seq=12,unit=1ms,epoch=2024-00-10');
+SELECT idgen.id_make('2024-03-01', 0, 0, 'ts=41,node=10,seq=12,unit=1ms,epoch=2024-01-01T24:00:00Z');
+SELECT :'LAST_ERROR_SQLSTATE' AS sqlstate;
+SELECT idgen.id_timestamp(1, 'ts=41,node=10,seq=12,unit=1ms,epoch=2024-01-01 23:60:00');
+SELECT idgen.id_timestamp(1, 'ts=41,node=10,seq=12,unit=1ms,epoch=2024-01-01T23:59:60.000Z');
+SELECT idgen.id_decode(1, 'ts=41,node=10,seq=12,unit=1ms,epoch=2024-01-01T00:00:00+08:00');
+SELECT :'LAST_ERROR_SQLSTATE' AS sqlstate;
+SELECT idgen.id_decode(1, 'ts=41,node=10,seq=12,unit=1ms,epoch=2024-13-01');
+SELECT :'LAST_ERROR_SQLSTATE' AS sqlstate;
+-- real leap days and the last second of a day are accepted
+SELECT idgen.id_timestamp(0, 'ts=41,node=10,seq=12,unit=1ms,epoch=2024-02-29') AS leap_2024,
+       idgen.id_timestamp(0, 'ts=41,node=10,seq=12,unit=1ms,epoch=2000-02-29') AS leap_2000,
+       idgen.id_timestamp(0, 'ts=41,node=10,seq=12,unit=1ms,epoch=1900-02-28') AS not_leap_1900,
+       idgen.id_timestamp(0, 'ts=41,node=10,seq=12,unit=1ms,epoch=2023-12-31T23:59:59.999Z') AS last_ms;
+SELECT idgen.id_decode(1, 'ts=41,node=10,seq=12,unit=1ms,epoch=1900-02-29');
+
+-- Vesta's constant fields hold what Vesta can write: method 0 (embedded),
+-- 1 (central server) or 2 (REST), never 3 ("reserved, unused"); the
+-- preset's own type; version 0.  Other IDs are refused (22003), naming each
+-- impossible field, by id_decode, id_timestamp and id_to_friendly alike
+SELECT idgen.id_decode(9223372036854775807, 'vesta_max_peak');
+SELECT :'LAST_ERROR_SQLSTATE' AS sqlstate;
+SELECT idgen.id_timestamp(9223372036854775807, 'vesta_max_peak');
+SELECT idgen.id_to_friendly(9223372036854775807, 'vesta_max_peak');
+SELECT :'LAST_ERROR_SQLSTATE' AS sqlstate;
+SELECT idgen.id_decode(9223372036854775807, 'vesta_min_granularity');
+SELECT idgen.id_decode(idgen.id_make('2024-01-01', 1, 2, 'vesta_max_peak') | (3::bigint << 60), 'vesta_max_peak');
+SELECT idgen.id_decode(idgen.id_make('2024-01-01', 1, 2, 'vesta_min_granularity'), 'vesta_max_peak');
+SELECT idgen.id_timestamp(idgen.id_make('2024-01-01', 1, 2, 'vesta_max_peak'), 'vesta_min_granularity');
+SELECT idgen.id_decode(-1, 'vesta_max_peak');
+-- methods 1 and 2 are Vesta's own and decode like method 0
+SELECT layout, m AS method, d.ts, d.node_id, d.sequence, d.extra,
+       idgen.id_timestamp(id, layout) = d.ts AS timestamp_ok
+FROM unnest(ARRAY['vesta_max_peak', 'vesta_min_granularity']) layout,
+     generate_series(0, 2) m,
+     LATERAL (SELECT idgen.id_make('2024-05-06 07:08:09+00', 5, 6, layout) | (m::bigint << 60) AS id) i,
+     LATERAL idgen.id_decode(id, layout) d
+ORDER BY 1, 2;

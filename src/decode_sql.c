@@ -37,6 +37,63 @@ check_id(int64 id)
 				 errdetail("IDs made by idgen and the layouts it knows are never negative.")));
 }
 
+/* "0, 1 or 2": the values a constant field may hold, for a message */
+static char *
+allowed_values(const IdgenField *f)
+{
+	StringInfoData buf;
+	int			n = 0,
+				k = 0;
+
+	for (int v = 0; v < 64; v++)
+		n += (f->allowed >> v) & 1;
+	initStringInfo(&buf);
+	for (int v = 0; v < 64; v++)
+	{
+		if (((f->allowed >> v) & 1) == 0)
+			continue;
+		k++;
+		appendStringInfo(&buf, "%s%d", k == 1 ? "" : k == n ? " or " : ", ", v);
+	}
+	return buf.data;
+}
+
+/*
+ * Error unless the ID's constant fields (Vesta's method, type and version)
+ * hold values the layout's system can write there; such an ID was not made
+ * under this layout, so its time, node and sequence would be wrong.  The
+ * SQLSTATE is numeric_value_out_of_range, as for a negative ID (check_id)
+ * and as id_to_friendly reports the same IDs: the number is outside the set
+ * of IDs the layout can hold.  Every field with an impossible value is named.
+ */
+static void
+check_consts(const IdgenLayout *l, int64 id)
+{
+	StringInfoData detail;
+	int			bad;
+
+	if (idgen_layout_consts_ok(l, (uint64) id, &bad))
+		return;
+	initStringInfo(&detail);
+	for (int i = bad; i < l->nconsts; i++)
+	{
+		const IdgenField *f = &l->consts[i];
+		uint64		v = idgen_field_get(f, (uint64) id);
+
+		if (v < 64 && ((f->allowed >> v) & 1))
+			continue;
+		appendStringInfo(&detail, "%sIts %s field is " UINT64_FORMAT ", but layout \"%s\" only makes IDs whose %s is %s.",
+						 detail.len ? " " : "", f->name, v, l->name, f->name,
+						 allowed_values(f));
+	}
+	ereport(ERROR,
+			(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
+			 errmsg("ID " INT64_FORMAT " cannot have been made by layout \"%s\"",
+					id, l->name),
+			 errdetail("%s", detail.data),
+			 errhint("Decode the ID with the layout that made it.")));
+}
+
 /* Error unless the ID's tick is one the layout can show as a time */
 static void
 check_tick(const IdgenLayout *l, int64 id, int64 tick)
@@ -76,6 +133,7 @@ id_decode(PG_FUNCTION_ARGS)
 	StringInfoData extra;
 
 	check_id(id);
+	check_consts(l, id);
 	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
 		elog(ERROR, "return type must be a row type");
 	idgen_decompose(l, (uint64) id, &p);
@@ -112,6 +170,7 @@ id_timestamp(PG_FUNCTION_ARGS)
 	IdgenParts p;
 
 	check_id(id);
+	check_consts(l, id);
 	idgen_decompose(l, (uint64) id, &p);
 	check_tick(l, id, p.tick);
 	PG_RETURN_TIMESTAMPTZ(tick_timestamptz(l, p.tick));

@@ -118,15 +118,29 @@ check_node_id(char **newval, void **extra, GucSource source)
 	return true;
 }
 
+/*
+ * SQLSTATE for a refused layout spec: an epoch date or time that does not
+ * exist (2024-02-31, 24:00:00) is datetime_field_overflow, as for
+ * '2024-02-31'::date; anything else is invalid_parameter_value.
+ */
+static int
+layout_errcode(IdgenLayoutError why)
+{
+	return why == IDGEN_LAYOUT_BAD_DATETIME ? ERRCODE_DATETIME_FIELD_OVERFLOW :
+		ERRCODE_INVALID_PARAMETER_VALUE;
+}
+
 /* Check hook for idgen.layout */
 static bool
 check_layout(char **newval, void **extra, GucSource source)
 {
 	IdgenLayout l;
 	char		err[256];
+	IdgenLayoutError why;
 
-	if (!idgen_layout_parse(*newval, &l, err, sizeof(err)))
+	if (!idgen_layout_parse_why(*newval, &l, err, sizeof(err), &why))
 	{
+		GUC_check_errcode(layout_errcode(why));
 		GUC_check_errdetail("%s.", err);
 		return false;
 	}
@@ -143,12 +157,13 @@ static void
 validate_startup_settings(const char *raw_layout, const char *raw_node)
 {
 	char		err[256];
+	IdgenLayoutError why;
 	uint64		maxnode;
 
-	if (!idgen_layout_parse(raw_layout ? raw_layout : "idgen", &idgen_layout,
-							err, sizeof(err)))
+	if (!idgen_layout_parse_why(raw_layout ? raw_layout : "idgen",
+								&idgen_layout, err, sizeof(err), &why))
 		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				(errcode(layout_errcode(why)),
 				 errmsg("invalid value for parameter \"idgen.layout\": \"%s\"",
 						raw_layout),
 				 errdetail("%s.", err),
@@ -275,6 +290,7 @@ idgen_layout_arg(const char *spec, IdgenLayout *buf)
 	static char *cached_spec = NULL;
 	static IdgenLayout cached;
 	char		err[256];
+	IdgenLayoutError why;
 
 	if (spec == NULL)
 		return &idgen_layout;
@@ -283,9 +299,9 @@ idgen_layout_arg(const char *spec, IdgenLayout *buf)
 		*buf = cached;
 		return buf;
 	}
-	if (!idgen_layout_parse(spec, buf, err, sizeof(err)))
+	if (!idgen_layout_parse_why(spec, buf, err, sizeof(err), &why))
 		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				(errcode(layout_errcode(why)),
 				 errmsg("invalid layout \"%s\"", spec),
 				 errdetail("%s.", err),
 				 errhint("Use a preset (idgen, twitter, discord, sonyflake, vesta_max_peak, vesta_min_granularity, uid_generator) or a spec such as 'ts=41,node=10,seq=12,unit=1ms,epoch=2024-01-01'.")));

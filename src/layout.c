@@ -17,7 +17,7 @@
 #define SEC	INT64_C(1000000)
 
 #define F(n, b, s)		{.name = n, .bits = b, .shift = s}
-#define C(n, b, s, v)	{.name = n, .bits = b, .shift = s, .value = v}
+#define C(n, b, s, v, ok)	{.name = n, .bits = b, .shift = s, .value = v, .allowed = ok}
 
 /*
  * The presets.  Field order, widths, epoch and unit come from each system's
@@ -68,19 +68,30 @@ static const IdgenLayout presets[] = {
 	 * 2-bit generation method, 1-bit type, 1-bit version.  Type 0, "max
 	 * peak": 20-bit sequence and 30-bit time in seconds.  The epoch is
 	 * TimeUtils.EPOCH = 1420041600000 ms (2015-01-01T00:00:00+08:00).
+	 *
+	 * Values the constant fields can hold (Vesta's Id bean): method 0
+	 * (embedded), 1 (central server) or 2 (REST), 3 being "reserved, unused";
+	 * type 0 here and 1 in vesta_min_granularity, as each preset has the
+	 * time and sequence widths of one type only, so an ID of the other type
+	 * is not one of its IDs; version 0, as Vesta's version 1 ("extension in
+	 * progress") sets bit 63 and makes the ID a negative bigint.  id_make
+	 * writes the first of each (value); id_decode refuses IDs whose fields
+	 * hold a value outside these sets (allowed, a bit per value).
 	 */
 	{.name = "vesta_max_peak", .ts = F("ts", 30, 30), .node = F("node", 10, 0),
 		.seq = F("seq", 20, 10), .unit_us = SEC,
 		.epoch_us = INT64_C(1420041600000) * MS,
 		.nconsts = 3,
-	.consts = {C("method", 2, 60, 0), C("type", 1, 62, 0), C("version", 1, 63, 0)}},
+	.consts = {C("method", 2, 60, 0, 0x7), C("type", 1, 62, 0, 0x1),
+	C("version", 1, 63, 0, 0x1)}},
 
 	/* Vesta type 1, "min granularity": 10-bit sequence, 40-bit time in ms */
 	{.name = "vesta_min_granularity", .ts = F("ts", 40, 20),
 		.node = F("node", 10, 0), .seq = F("seq", 10, 10), .unit_us = MS,
 		.epoch_us = INT64_C(1420041600000) * MS,
 		.nconsts = 3,
-	.consts = {C("method", 2, 60, 0), C("type", 1, 62, 1), C("version", 1, 63, 0)}},
+	.consts = {C("method", 2, 60, 0, 0x7), C("type", 1, 62, 1, 0x2),
+	C("version", 1, 63, 0, 0x1)}},
 
 	/*
 	 * Baidu UidGenerator (github.com/baidu/uid-generator, README and
@@ -145,12 +156,28 @@ read_digits(const char **p, int n, int *out)
 	return true;
 }
 
+/* Days in month m (1 to 12) of year y, proleptic Gregorian */
+static int
+days_in_month(int y, int m)
+{
+	static const int days[12] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+
+	if (m == 2 && y % 4 == 0 && (y % 100 != 0 || y % 400 == 0))
+		return 29;
+	return days[m - 1];
+}
+
 /*
- * Parse an epoch: "YYYY-MM-DD", optionally "THH:MM:SS[.fff]" and "Z", in
- * UTC; or a bare integer of Unix milliseconds.  Sets *us.
+ * Parse an epoch: "YYYY-MM-DD", optionally "THH:MM:SS[.fff]" (or a space
+ * for the T) and "Z", in UTC; or a bare integer of Unix milliseconds.  Sets
+ * *us.  On failure writes a message quoting s to err and sets *why: a date
+ * or time that does not exist (2024-02-31, 2023-02-29, month 13, day 0,
+ * hour 24, minute or second 60) is IDGEN_LAYOUT_BAD_DATETIME, anything else
+ * IDGEN_LAYOUT_INVALID.  UTC offsets such as +08:00 are not accepted.
  */
 static bool
-parse_epoch(const char *s, int64_t *us)
+parse_epoch(const char *s, int64_t *us, char *err, size_t errlen,
+			IdgenLayoutError *why)
 {
 	const char *p = s;
 	int			y,
@@ -168,34 +195,60 @@ parse_epoch(const char *s, int64_t *us)
 		errno = 0;
 		v = strtoll(s, NULL, 10);
 		if (errno != 0 || v > IDGEN_MAX_UNIX_US / MS)
-			return false;
+			goto syntax;
 		*us = (int64_t) v * MS;
 		return true;
 	}
 	if (!read_digits(&p, 4, &y) || *p++ != '-' || !read_digits(&p, 2, &mo) ||
 		*p++ != '-' || !read_digits(&p, 2, &d))
-		return false;
+		goto syntax;
 	if (*p == 'T' || *p == ' ')
 	{
 		p++;
 		if (!read_digits(&p, 2, &h) || *p++ != ':' || !read_digits(&p, 2, &mi) ||
 			*p++ != ':' || !read_digits(&p, 2, &se))
-			return false;
+			goto syntax;
 		if (*p == '.')
 		{
 			p++;
 			if (!read_digits(&p, 3, &ms))
-				return false;
+				goto syntax;
 		}
 	}
 	if (*p == 'Z')
 		p++;
-	if (*p != '\0' || mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 ||
-		mi > 59 || se > 59)
-		return false;
-	*us = ((idgen_days_from_civil(y, mo, d) * 86400 + h * 3600 + mi * 60 + se) * 1000
-		   + ms) * MS;
-	return true;
+	if (*p != '\0')
+		goto syntax;
+
+	/* well-formed: now the date and the time must exist */
+	if (mo < 1 || mo > 12)
+		snprintf(err, errlen, "layout epoch \"%.40s\" names month %02d, but months run from 01 to 12",
+				 s, mo);
+	else if (d < 1 || d > days_in_month(y, mo))
+		snprintf(err, errlen, "layout epoch \"%.40s\" names day %02d of %04d-%02d, which has days 01 to %02d",
+				 s, d, y, mo, days_in_month(y, mo));
+	else if (h > 23)
+		snprintf(err, errlen, "layout epoch \"%.40s\" names hour %02d, but hours run from 00 to 23",
+				 s, h);
+	else if (mi > 59)
+		snprintf(err, errlen, "layout epoch \"%.40s\" names minute %02d, but minutes run from 00 to 59",
+				 s, mi);
+	else if (se > 59)
+		snprintf(err, errlen, "layout epoch \"%.40s\" names second %02d, but seconds run from 00 to 59",
+				 s, se);
+	else
+	{
+		*us = ((idgen_days_from_civil(y, mo, d) * 86400 + h * 3600 + mi * 60 + se) * 1000
+			   + ms) * MS;
+		return true;
+	}
+	*why = IDGEN_LAYOUT_BAD_DATETIME;
+	return false;
+
+syntax:
+	*why = IDGEN_LAYOUT_INVALID;
+	snprintf(err, errlen, "layout epoch \"%.40s\" is not a date such as 2024-01-01 or Unix milliseconds", s);
+	return false;
 }
 
 /* Parse a unit such as "1ms", "10ms", "1s", "100us" into microseconds */
@@ -223,9 +276,10 @@ parse_unit(const char *s, int64_t *us)
 	return true;
 }
 
-/* Parse a custom spec; see idgen_layout_parse */
+/* Parse a custom spec; see idgen_layout_parse_why */
 static bool
-parse_custom(const char *spec, IdgenLayout *l, char *err, size_t errlen)
+parse_custom(const char *spec, IdgenLayout *l, char *err, size_t errlen,
+			 IdgenLayoutError *why)
 {
 	char		buf[256];
 	IdgenField *order[3];
@@ -298,11 +352,13 @@ parse_custom(const char *spec, IdgenLayout *l, char *err, size_t errlen)
 		}
 		else if (strcmp(key, "epoch") == 0)
 		{
-			if (have_epoch || !parse_epoch(val, &l->epoch_us))
+			if (have_epoch)
 			{
-				snprintf(err, errlen, "layout epoch \"%.40s\" is not a date such as 2024-01-01 or Unix milliseconds", val);
+				snprintf(err, errlen, "layout key \"epoch\" is given twice");
 				return false;
 			}
+			if (!parse_epoch(val, &l->epoch_us, err, errlen, why))
+				return false;
 			have_epoch = true;
 		}
 		else
@@ -354,7 +410,20 @@ parse_custom(const char *spec, IdgenLayout *l, char *err, size_t errlen)
 bool
 idgen_layout_parse(const char *spec, IdgenLayout *out, char *err, size_t errlen)
 {
+	return idgen_layout_parse_why(spec, out, err, errlen, NULL);
+}
+
+/* Parse a preset name or a custom spec, saying why it failed; see layout.h */
+bool
+idgen_layout_parse_why(const char *spec, IdgenLayout *out, char *err,
+					   size_t errlen, IdgenLayoutError *why)
+{
 	const IdgenLayout *p;
+	IdgenLayoutError dummy;
+
+	if (why == NULL)
+		why = &dummy;
+	*why = IDGEN_LAYOUT_INVALID;
 
 	if (spec == NULL || spec[0] == '\0')
 	{
@@ -372,7 +441,7 @@ idgen_layout_parse(const char *spec, IdgenLayout *out, char *err, size_t errlen)
 		snprintf(err, errlen, "unknown layout \"%.40s\"", spec);
 		return false;
 	}
-	return parse_custom(spec, out, err, errlen);
+	return parse_custom(spec, out, err, errlen, why);
 }
 
 /* Value of a field within a word */
@@ -382,6 +451,24 @@ idgen_field_get(const IdgenField *f, uint64_t word)
 	if (f->bits == 0)
 		return 0;
 	return (word >> f->shift) & idgen_field_max(f->bits);
+}
+
+/* Whether id's constant fields hold values the layout allows; see layout.h */
+bool
+idgen_layout_consts_ok(const IdgenLayout *l, uint64_t id, int *bad)
+{
+	for (int i = 0; i < l->nconsts; i++)
+	{
+		uint64_t	v = idgen_field_get(&l->consts[i], id);
+
+		if (v >= 64 || (l->consts[i].allowed & (UINT64_C(1) << v)) == 0)
+		{
+			if (bad)
+				*bad = i;
+			return false;
+		}
+	}
+	return true;
 }
 
 /* Build an ID from its parts and the layout's constant fields */

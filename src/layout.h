@@ -30,6 +30,9 @@ typedef struct IdgenField
 	int			bits;			/* width; 0 when the field is absent */
 	int			shift;			/* position of its lowest bit */
 	uint64_t	value;			/* for constant fields: the value */
+	uint64_t	allowed;		/* for constant fields: bit v set if the
+								 * system the layout copies can put value v
+								 * there (fields of at most 6 bits) */
 } IdgenField;
 
 typedef struct IdgenLayout
@@ -68,6 +71,22 @@ extern const char *const idgen_layout_preset_names[];
 extern bool idgen_layout_parse(const char *spec, IdgenLayout *out,
 							   char *err, size_t errlen);
 
+/* Why idgen_layout_parse_why refused a spec */
+typedef enum IdgenLayoutError
+{
+	IDGEN_LAYOUT_INVALID,		/* bad syntax, or a layout idgen cannot use */
+	IDGEN_LAYOUT_BAD_DATETIME	/* an epoch date or time that does not exist,
+								 * such as 2024-02-31 or 24:00:00 */
+} IdgenLayoutError;
+
+/*
+ * idgen_layout_parse, also saying why a spec was refused: *why (when not
+ * NULL) is set on failure, so SQL can choose the SQLSTATE.
+ */
+extern bool idgen_layout_parse_why(const char *spec, IdgenLayout *out,
+								   char *err, size_t errlen,
+								   IdgenLayoutError *why);
+
 /* Largest value of a field of the given width */
 static inline uint64_t
 idgen_field_max(int bits)
@@ -84,6 +103,14 @@ extern void idgen_decompose(const IdgenLayout *l, uint64_t id, IdgenParts *out);
 
 /* Value of a named part of the node or of a constant field of an ID */
 extern uint64_t idgen_field_get(const IdgenField *f, uint64_t word);
+
+/*
+ * Whether every constant field of id holds a value the layout's system can
+ * put there (Vesta: method 0, 1 or 2, the preset's type, version 0).  On
+ * false, *bad (when not NULL) is the index in l->consts of the first field
+ * that does not.  Layouts without constant fields accept every ID.
+ */
+extern bool idgen_layout_consts_ok(const IdgenLayout *l, uint64_t id, int *bad);
 
 /* Days since 1970-01-01 of a proleptic Gregorian date */
 extern int64_t idgen_days_from_civil(int64_t y, int m, int d);

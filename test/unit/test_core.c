@@ -341,6 +341,235 @@ test_custom_specs(void)
 	}
 }
 
+/* Epoch with the custom spec around it */
+static IdgenLayout
+epoch_layout(const char *epoch)
+{
+	char		spec[128];
+
+	snprintf(spec, sizeof(spec), "ts=41,node=10,seq=12,unit=1ms,epoch=%s", epoch);
+	return layout(spec);
+}
+
+/*
+ * Whether the spec with this epoch is refused as an impossible date or time
+ * (IDGEN_LAYOUT_BAD_DATETIME), with a message quoting the epoch and
+ * containing want
+ */
+static bool
+epoch_impossible(const char *epoch, const char *want)
+{
+	char		spec[128];
+	char		quoted[64];
+	char		err[256] = "";
+	IdgenLayout l;
+	IdgenLayoutError why = IDGEN_LAYOUT_INVALID;
+
+	snprintf(spec, sizeof(spec), "ts=41,node=10,seq=12,unit=1ms,epoch=%s", epoch);
+	snprintf(quoted, sizeof(quoted), "\"%s\"", epoch);
+	if (idgen_layout_parse_why(spec, &l, err, sizeof(err), &why))
+	{
+		fprintf(stderr, "epoch \"%s\" parsed, expected an error\n", epoch);
+		return false;
+	}
+	if (why != IDGEN_LAYOUT_BAD_DATETIME || strstr(err, quoted) == NULL ||
+		strstr(err, want) == NULL)
+	{
+		fprintf(stderr, "epoch \"%s\": error \"%s\" (kind %d) is not an impossible date naming \"%s\"\n",
+				epoch, err, (int) why, want);
+		return false;
+	}
+	return true;
+}
+
+/* Whether the spec with this epoch is refused as malformed, quoting it */
+static bool
+epoch_malformed(const char *epoch)
+{
+	char		spec[128];
+	char		quoted[64];
+	char		err[256] = "";
+	IdgenLayout l;
+	IdgenLayoutError why = IDGEN_LAYOUT_BAD_DATETIME;
+
+	snprintf(spec, sizeof(spec), "ts=41,node=10,seq=12,unit=1ms,epoch=%s", epoch);
+	snprintf(quoted, sizeof(quoted), "\"%s\"", epoch);
+	if (idgen_layout_parse_why(spec, &l, err, sizeof(err), &why))
+	{
+		fprintf(stderr, "epoch \"%s\" parsed, expected an error\n", epoch);
+		return false;
+	}
+	if (why != IDGEN_LAYOUT_INVALID || strstr(err, quoted) == NULL)
+	{
+		fprintf(stderr, "epoch \"%s\": error \"%s\" (kind %d) is not a malformed epoch\n",
+				epoch, err, (int) why);
+		return false;
+	}
+	return true;
+}
+
+/* Epochs must be real dates and times; every accepted form is checked */
+static void
+test_epoch_dates(void)
+{
+	IdgenLayoutError why = IDGEN_LAYOUT_BAD_DATETIME;
+	IdgenLayout l;
+	char		err[256];
+
+	/* impossible dates */
+	CHECK(epoch_impossible("2024-02-31", "day 31 of 2024-02, which has days 01 to 29"));
+	CHECK(epoch_impossible("2024-02-30", "day 30"));
+	CHECK(epoch_impossible("2023-02-29", "day 29 of 2023-02, which has days 01 to 28"));
+	CHECK(epoch_impossible("1900-02-29", "day 29 of 1900-02"));
+	CHECK(epoch_impossible("2100-02-29", "day 29"));
+	CHECK(epoch_impossible("2024-04-31", "day 31 of 2024-04"));
+	CHECK(epoch_impossible("2024-06-31", "day 31"));
+	CHECK(epoch_impossible("2024-09-31", "day 31"));
+	CHECK(epoch_impossible("2024-11-31", "day 31"));
+	CHECK(epoch_impossible("2024-01-32", "day 32"));
+	CHECK(epoch_impossible("2024-01-00", "day 00"));
+	CHECK(epoch_impossible("2024-13-01", "month 13"));
+	CHECK(epoch_impossible("2024-00-10", "month 00"));
+	CHECK(epoch_impossible("2024-99-99", "month 99"));
+	/* impossible times, in each accepted time form */
+	CHECK(epoch_impossible("2024-01-01T24:00:00", "hour 24"));
+	CHECK(epoch_impossible("2024-01-01T24:00:00Z", "hour 24"));
+	CHECK(epoch_impossible("2024-01-01 24:00:00.000Z", "hour 24"));
+	CHECK(epoch_impossible("2024-01-01T23:60:00", "minute 60"));
+	CHECK(epoch_impossible("2024-01-01T23:59:60", "second 60"));
+	CHECK(epoch_impossible("2024-12-31T23:59:60Z", "second 60"));
+	CHECK(epoch_impossible("2024-01-01T99:99:99.999", "hour 99"));
+	/* an impossible date is reported before an impossible time */
+	CHECK(epoch_impossible("2023-02-29T24:00:00Z", "day 29"));
+	CHECK(epoch_impossible("2024-02-31Z", "day 31"));
+
+	/* malformed: 22023 rather than 22008 */
+	CHECK(epoch_malformed("2024-1-01"));
+	CHECK(epoch_malformed("2024-01-01T24:00"));
+	CHECK(epoch_malformed("2024-01-01T23:60"));
+	CHECK(epoch_malformed("2024-01-01T00:00:00.5"));
+	CHECK(epoch_malformed("2024-01-01T00:00:00+08:00"));
+	CHECK(epoch_malformed("2024-01-01T00:00:00-25:00"));
+	CHECK(epoch_malformed("2024-01-01+08"));
+	CHECK(epoch_malformed("2024-01-01ZZ"));
+	CHECK(epoch_malformed("+2024-01-01"));
+	CHECK(epoch_malformed("-1000"));
+	CHECK(epoch_malformed("99999999999999999999"));
+	CHECK(epoch_malformed("253402300800001"));
+	CHECK(layout_fails("ts=41,node=10,seq=12,unit=1ms,epoch=253402300800000",
+					   "before the year 10000"));
+	CHECK(epoch_malformed(""));
+
+	/* real edge dates and times are accepted, at the right instant */
+	l = epoch_layout("2024-02-29");
+	CHECK_I64(l.epoch_us, MS_US(INT64_C(1709164800000)));
+	l = epoch_layout("2000-02-29");
+	CHECK_I64(l.epoch_us, MS_US(INT64_C(951782400000)));
+	l = epoch_layout("1900-02-28");
+	CHECK_I64(l.epoch_us, MS_US(INT64_C(-2203977600000)));
+	l = epoch_layout("2023-02-28T23:59:59.999Z");
+	CHECK_I64(l.epoch_us, MS_US(INT64_C(1677628799999)));
+	l = epoch_layout("2024-12-31 23:59:59");
+	CHECK_I64(l.epoch_us, MS_US(INT64_C(1735689599000)));
+	l = epoch_layout("2024-01-31T00:00:00Z");
+	CHECK_I64(l.epoch_us, MS_US(INT64_C(1706659200000)));
+	l = epoch_layout("9999-12-31T23:59:59.999Z");
+	CHECK_I64(l.epoch_us, MS_US(INT64_C(253402300799999)));
+	l = epoch_layout("0000-02-29");	/* year 0 is a leap year */
+	CHECK_I64(l.epoch_us, MS_US(INT64_C(-62162121600000)));
+	l = epoch_layout("0");
+	CHECK_I64(l.epoch_us, 0);
+	l = epoch_layout("253402300799999");
+	CHECK_I64(l.epoch_us, MS_US(INT64_C(253402300799999)));
+
+	/* a refused spec that is not about the epoch is never a datetime error */
+	CHECK(!idgen_layout_parse_why("ts=41,node=10,seq=13,unit=1ms,epoch=2024-02-29",
+								  &l, err, sizeof(err), &why));
+	CHECK_I64(why, IDGEN_LAYOUT_INVALID);
+	why = IDGEN_LAYOUT_BAD_DATETIME;
+	CHECK(!idgen_layout_parse_why("nonesuch", &l, err, sizeof(err), &why));
+	CHECK_I64(why, IDGEN_LAYOUT_INVALID);
+	CHECK(idgen_layout_parse_why("vesta_max_peak", &l, err, sizeof(err), NULL));
+	CHECK(!idgen_layout_parse_why("ts=41,node=10,seq=12,unit=1ms,epoch=2024-02-30",
+								  &l, err, sizeof(err), NULL));
+	CHECK(layout_fails("ts=41,node=10,seq=12,unit=1ms,epoch=2024-01-01,epoch=2024-01-01",
+					   "given twice"));
+}
+
+/*
+ * Constant fields: an ID passes idgen_layout_consts_ok exactly when Vesta
+ * could have written its method, type and version under the preset
+ */
+static void
+test_consts(void)
+{
+	IdgenLayout mp = layout("vesta_max_peak");
+	IdgenLayout mg = layout("vesta_min_granularity");
+	uint64_t	base = idgen_compose(&mp, 12758739, 1022, 0);
+	int			bad = -1;
+
+	CHECK_STR(mp.consts[0].name, "method");
+	CHECK_STR(mp.consts[1].name, "type");
+	CHECK_STR(mp.consts[2].name, "version");
+
+	/* what id_make writes passes */
+	CHECK(idgen_layout_consts_ok(&mp, base, &bad));
+	CHECK(idgen_layout_consts_ok(&mg, idgen_compose(&mg, 1, 2, 3), NULL));
+
+	/* methods 1 (central server) and 2 (REST) are Vesta's; 3 is not */
+	CHECK(idgen_layout_consts_ok(&mp, base | (UINT64_C(1) << 60), NULL));
+	CHECK(idgen_layout_consts_ok(&mp, base | (UINT64_C(2) << 60), NULL));
+	CHECK(!idgen_layout_consts_ok(&mp, base | (UINT64_C(3) << 60), &bad));
+	CHECK_I64(bad, 0);
+	CHECK(idgen_layout_consts_ok(&mg, idgen_compose(&mg, 1, 2, 3) | (UINT64_C(2) << 60), NULL));
+	CHECK(!idgen_layout_consts_ok(&mg, idgen_compose(&mg, 1, 2, 3) | (UINT64_C(3) << 60), NULL));
+
+	/* each preset fixes its type: the other type is another layout's ID */
+	bad = -1;
+	CHECK(!idgen_layout_consts_ok(&mp, base | (UINT64_C(1) << 62), &bad));
+	CHECK_I64(bad, 1);
+	bad = -1;
+	CHECK(!idgen_layout_consts_ok(&mg, UINT64_C(12345), &bad));	/* type 0 */
+	CHECK_I64(bad, 1);
+
+	/* version 1 sets bit 63: never an ID of these layouts */
+	bad = -1;
+	CHECK(!idgen_layout_consts_ok(&mp, base | (UINT64_C(1) << 63), &bad));
+	CHECK_I64(bad, 2);
+
+	/* the example: INT64_MAX has method 3 and type 1; method first */
+	bad = -1;
+	CHECK(!idgen_layout_consts_ok(&mp, (uint64_t) INT64_MAX, &bad));
+	CHECK_I64(bad, 0);
+	CHECK(!idgen_layout_consts_ok(&mg, (uint64_t) INT64_MAX, NULL));
+	CHECK(idgen_layout_consts_ok(&mg, (uint64_t) INT64_MAX & ~(UINT64_C(1) << 60), NULL));
+
+	/* layouts without constant fields accept every word */
+	for (const char *const *name = idgen_layout_preset_names; *name; name++)
+	{
+		IdgenLayout l = layout(*name);
+		int			wrong = 0;
+
+		for (int k = 0; k < 2000; k++)
+		{
+			uint64_t	w = rng();
+			int64_t		tick = (int64_t) (w & idgen_field_max(l.ts.bits) & (uint64_t) INT64_MAX);
+			uint64_t	id = idgen_compose(&l, tick,
+										   rng() & idgen_field_max(l.node.bits),
+										   rng() & idgen_field_max(l.seq.bits));
+
+			/* every ID compose builds passes */
+			if (!idgen_layout_consts_ok(&l, id, NULL))
+				wrong++;
+			if (l.nconsts == 0 && !idgen_layout_consts_ok(&l, w, NULL))
+				wrong++;
+		}
+		CHECK_I64(wrong, 0);
+	}
+	CHECK(idgen_layout_consts_ok(&mp, 0, NULL) == true);
+	CHECK(idgen_layout_consts_ok(&mg, 0, NULL) == false);
+}
+
 /* compose/decompose are inverses within every field's range */
 static void
 test_round_trips(void)
@@ -711,6 +940,8 @@ main(void)
 	test_presets();
 	test_preset_vectors();
 	test_custom_specs();
+	test_epoch_dates();
+	test_consts();
 	test_round_trips();
 	test_tick_of();
 	test_base62();
