@@ -146,15 +146,61 @@ INSERT INTO idgen.segment_alloc VALUES ('mine', 0, 1);
 \echo :LAST_ERROR_SQLSTATE
 SELECT * FROM idgen.segment_status;
 \echo :LAST_ERROR_SQLSTATE
+DO $$
+DECLARE
+    failed int := 0;
+BEGIN
+    FOR i IN 1..100 LOOP
+        BEGIN
+            PERFORM idgen.segment_nextval('junk' || i);
+        EXCEPTION WHEN undefined_object THEN
+            failed := failed + 1;
+        END;
+    END LOOP;
+    RAISE NOTICE '% calls for unknown tags failed with 42704', failed;
+END
+$$;
 RESET ROLE;
--- EXECUTE on an admin function alone does not open the table
-GRANT EXECUTE ON FUNCTION idgen.segment_create(text, bigint, int, text)
+-- Calls for tags that do not exist take no slot in shared memory
+SELECT count(*) AS junk_slots FROM idgen.segment_status WHERE biz_tag LIKE 'junk%';
+-- EXECUTE on the admin functions is all a tag administrator needs: they
+-- run as the extension's owner, the table itself stays closed
+GRANT EXECUTE ON FUNCTION idgen.segment_create(text, bigint, int, text),
+    idgen.segment_alter(text, int, text, bigint), idgen.segment_drop(text)
     TO regress_idgen_segment;
 SET ROLE regress_idgen_segment;
-SELECT idgen.segment_create('mine');
+SELECT idgen.segment_create('mine', 1, 10);
+SELECT idgen.segment_nextval('mine');
+SELECT idgen.segment_alter('mine', step => 20, description => 'mine, bigger');
+SELECT idgen.segment_alter('mine', max_id => 0);
 \echo :LAST_ERROR_SQLSTATE
+UPDATE idgen.segment_alloc SET max_id = 0;
+\echo :LAST_ERROR_SQLSTATE
+-- Dropped and created again: never below what was allocated before
+SELECT idgen.segment_drop('mine');
+SELECT idgen.segment_create('mine', 1, 10);
+\echo :LAST_ERROR_SQLSTATE
+SELECT idgen.segment_create('mine', 11, 10);
+SELECT idgen.segment_nextval('mine');
 RESET ROLE;
-REVOKE EXECUTE ON FUNCTION idgen.segment_create(text, bigint, int, text)
+-- Even writers of the table cannot move max_id back or rename a tag, and a
+-- deleted or truncated tag is remembered
+UPDATE idgen.segment_alloc SET max_id = 0 WHERE biz_tag = 'mine';
+\echo :LAST_ERROR_SQLSTATE
+UPDATE idgen.segment_alloc SET biz_tag = 'yours' WHERE biz_tag = 'mine';
+\echo :LAST_ERROR_SQLSTATE
+BEGIN;
+DELETE FROM idgen.segment_alloc WHERE biz_tag = 'mine';
+INSERT INTO idgen.segment_alloc (biz_tag, max_id, step) VALUES ('mine', 0, 10);
+\echo :LAST_ERROR_SQLSTATE
+ROLLBACK;
+BEGIN;
+TRUNCATE idgen.segment_alloc;
+SELECT max_id >= 20 AS mine_kept FROM idgen.segment_dropped WHERE biz_tag = 'mine';
+ROLLBACK;
+SELECT idgen.segment_drop('mine');
+REVOKE EXECUTE ON FUNCTION idgen.segment_create(text, bigint, int, text),
+    idgen.segment_alter(text, int, text, bigint), idgen.segment_drop(text)
     FROM regress_idgen_segment;
 DROP ROLE regress_idgen_segment;
 

@@ -13,6 +13,7 @@
 #include "datatype/timestamp.h"
 #include "utils/wait_event.h"
 
+#include "compat.h"
 #include "layout.h"
 
 /* Unix microseconds minus this are a PostgreSQL timestamp (microseconds since 2000) */
@@ -53,7 +54,11 @@ extern const IdgenLayout *idgen_layout_arg(const char *spec, IdgenLayout *buf);
  */
 #define IDGEN_RESERVE_LINGER_MS 60000
 
-/* Wait events: all of idgen's waits report as "Extension" */
+/*
+ * Wait events: idgen_wait_event(IDGEN_WAIT_CLOCK, _RESERVATION or _SEGMENT)
+ * (compat.h) is a named event on 17 and later, "Extension" before.  Plain
+ * "Extension" for the rest (the remote worker's waits on a socket).
+ */
 #define IDGEN_WAIT_EVENT PG_WAIT_EXTENSION
 
 /* Shared memory of the snowflake generator (snowflake.c) */
@@ -89,6 +94,22 @@ extern void idgen_snowflake_raise_floor(int64 tick);
 extern int64 idgen_snowflake_reserved_end(void);
 extern void idgen_snowflake_publish_reservation(int64 end_tick);
 extern void idgen_snowflake_revoke_reservation(void);
+
+/* Layout changes, the state file and the instance key (snowflake.c) */
+extern void idgen_snowflake_block(const char *old_spec, int old_node);
+extern bool idgen_snowflake_blocked(void);
+extern bool idgen_snowflake_accept_pending(void);
+extern void idgen_snowflake_unblock(void);
+extern int64 idgen_snowflake_file_reservation(void);
+extern void idgen_snowflake_set_file_reservation(int64 until_us);
+extern void idgen_snowflake_set_instance_key(uint64 key);
+extern uint64 idgen_snowflake_instance_key(void);
+
+/*
+ * The state file (reservation.c): read by the postmaster when shared memory
+ * is created; raises the floor and blocks IDs after a layout change.
+ */
+extern void idgen_reservation_load(void);
 
 /* Whether the remote worker runs: leases or a central segment server (worker.c) */
 extern bool idgen_remote_worker_needed(void);

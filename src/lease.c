@@ -86,6 +86,7 @@ static int64 next_due_ms = 0;
 static bool expiry_logged = false;
 static char logged_error[LEASE_TEXT_LEN];
 static char instance_name[LEASE_TEXT_LEN];
+static char instance_shown[LEASE_TEXT_LEN];
 
 /* CLOCK_MONOTONIC in milliseconds */
 int64
@@ -223,12 +224,19 @@ idgen_lease_node_slow(void)
 			ConditionVariablePrepareToSleep(&ls->cv);
 		on_cv = true;
 		ms = Min(left, 100);
-		(void) ConditionVariableTimedSleep(&ls->cv, ms, IDGEN_WAIT_EVENT);
+		(void) ConditionVariableTimedSleep(&ls->cv, ms,
+										   idgen_wait_event(IDGEN_WAIT_RESERVATION));
 		left -= ms;
 	}
 }
 
-/* Our name in the registry: the same for every start of this data directory */
+/*
+ * Our name in the registry: the same for every start of this data
+ * directory.  It ends with the random key of the state file
+ * (reservation.c), so no caller of the registry's functions can guess it
+ * and claim this server's live lease as its own.  instance_shown is the
+ * name without the key, for node_lease_status.
+ */
 static const char *
 instance(void)
 {
@@ -239,9 +247,11 @@ instance(void)
 		if (gethostname(host, sizeof(host)) != 0)
 			strlcpy(host, "localhost", sizeof(host));
 		host[sizeof(host) - 1] = '\0';
-		snprintf(instance_name, sizeof(instance_name),
+		snprintf(instance_shown, sizeof(instance_shown),
 				 "%s:%d %s (system " UINT64_FORMAT ")",
 				 host, PostPortNumber, DataDir, GetSystemIdentifier());
+		snprintf(instance_name, sizeof(instance_name), "%s key %016llx",
+				 instance_shown, (unsigned long long) idgen_snowflake_instance_key());
 	}
 	return instance_name;
 }
@@ -450,7 +460,8 @@ lease_round(int64 t0)
 	publish(node, t0 + idgen_node_lease_ms);
 	SpinLockAcquire(&ls->mutex);
 	ls->renewed_at_us = idgen_now_us();
-	strlcpy(ls->instance, instance(), LEASE_TEXT_LEN);
+	(void) instance();
+	strlcpy(ls->instance, instance_shown, LEASE_TEXT_LEN);
 	SpinLockRelease(&ls->mutex);
 	if (expiry_logged)
 		ereport(LOG,

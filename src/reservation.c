@@ -3,43 +3,343 @@
  *		The durable high-water mark of the snowflake generator.
  *
  * The generator may use a tick only once a reservation covering it is
- * durable.  The reservation is the single row of table
- * idgen.snowflake_reservation in idgen.database, which the worker updates
- * with synchronous_commit on.  A table row, rather than a WAL record of our
- * own, because it is WAL-logged and streamed to standbys by PostgreSQL
- * itself, survives checkpoints and crash recovery, is visible after a
- * promotion, needs no custom resource manager on the standby and can be read
- * with SQL.
+ * durable.  The reservation is kept in two places, and the generator starts
+ * above the larger of them:
  *
- * On start, and on every step, the worker reads the row and raises the
- * generator's floor above it; on a primary it then extends the row to
- * IDGEN_RESERVE_AHEAD_MS past the newest tick in use when less than half of
- * that margin is left, commits, and only then publishes the new end.
+ * 1. The state file "idgen.state" in the data directory.  It belongs to the
+ *    server, not to any database or to the extension, so it survives DROP
+ *    EXTENSION, pg_restore --clean, a superuser emptying the extension's
+ *    tables, and is copied by pg_basebackup.  The worker writes it (write,
+ *    fsync, durable rename) before each reservation is published; the
+ *    postmaster reads it when it creates shared memory, so a crash restart
+ *    and a restart with the clock set back start above it.  It also records
+ *    the layout and node id the reservation was made under, so that a
+ *    layout change that could make new IDs smaller is refused (see
+ *    idgen_reservation_load), and a random key that makes this server's name
+ *    in a node registry impossible to guess (lease.c).
  *
- * Runs only in the worker, inside the transaction worker.c opened.
+ * 2. The single row of table idgen.snowflake_reservation in idgen.database,
+ *    written by the worker with synchronous_commit on.  A table row is
+ *    WAL-logged and streamed to standbys by PostgreSQL itself, survives
+ *    pg_upgrade (table files are carried over), and needs no custom resource
+ *    manager that every standby and every crash recovery would then depend
+ *    on.  A standby's worker copies a newer row into its own state file, so a
+ *    promoted standby keeps the mark even if the extension is dropped later.
+ *    The table is not dumped by pg_dump: the mark is the server's state, and
+ *    a restored old row must never meet a newer one.
+ *
+ * Order on a primary: the file is written first, then the row is committed,
+ * then the new end is published to callers.  A crash between the steps only
+ * leaves a mark higher than anything handed out.
+ *
+ * The worker never waits for a lock on the reservation table: it takes it
+ * conditionally and tries again on the next round.
+ *
+ * Runs in the worker (inside the transaction worker.c opened) and, for
+ * idgen_reservation_load, in the postmaster while shared memory is created.
  */
 #include "postgres.h"
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include "access/xact.h"
 #include "access/xlog.h"
+#include "catalog/namespace.h"
 #include "catalog/pg_type.h"
+#include "common/hashfn.h"
 #include "executor/spi.h"
+#include "miscadmin.h"
+#include "port/pg_crc32c.h"
+#include "storage/fd.h"
+#include "storage/lmgr.h"
 #include "utils/builtins.h"
+#include "utils/lsyscache.h"
+#include "utils/syscache.h"
 #include "utils/timestamp.h"
 
 #include "idgen.h"
+#include "lease.h"
 
-/* Does the reservation table exist in this database? */
-static bool
-table_exists(void)
+#define STATE_FILE "idgen.state"
+#define STATE_FILE_TMP "idgen.state.tmp"
+#define STATE_MAGIC 0x49444753	/* "IDGS" */
+#define STATE_VERSION 1
+#define STATE_SPEC_LEN 256
+
+/* A layout as the state file records it: every field that places bits */
+typedef struct StoredField
 {
-	int			ret = SPI_execute("SELECT to_regclass('idgen.snowflake_reservation') IS NOT NULL",
-								  true, 1);
+	int32		bits;
+	int32		shift;
+	uint64		value;			/* constant fields only */
+} StoredField;
 
-	if (ret != SPI_OK_SELECT || SPI_processed != 1)
-		elog(ERROR, "could not look up idgen.snowflake_reservation");
-	return DatumGetBool(SPI_getbinval(SPI_tuptable->vals[0],
-									  SPI_tuptable->tupdesc, 1, &(bool) {0}));
+typedef struct StoredLayout
+{
+	StoredField ts;
+	StoredField node;
+	StoredField seq;
+	int64		unit_us;
+	int64		epoch_us;
+	int32		nconsts;
+	StoredField consts[IDGEN_MAX_PARTS];
+} StoredLayout;
+
+/* The state file; all integers in this machine's byte order */
+typedef struct StateFile
+{
+	uint32		magic;
+	uint32		version;
+	int64		reserved_until_us;	/* start of the last reserved tick, Unix
+									 * microseconds; -1 when none yet */
+	int32		node_id;		/* idgen_node_id when written (-2: 'auto') */
+	int32		pad;
+	uint64		instance_key;	/* random; see lease.c */
+	char		layout_spec[STATE_SPEC_LEN];	/* idgen.layout when written */
+	StoredLayout layout;		/* the layout it names */
+	pg_crc32c	crc;			/* of everything above */
+} StateFile;
+
+/* The file as last read or written by this process */
+static StateFile state;
+static bool state_valid = false;
+
+/* Copy a layout into its stored form */
+static void
+store_layout(const IdgenLayout *l, StoredLayout *s)
+{
+	memset(s, 0, sizeof(*s));
+	s->ts.bits = l->ts.bits;
+	s->ts.shift = l->ts.shift;
+	s->node.bits = l->node.bits;
+	s->node.shift = l->node.shift;
+	s->seq.bits = l->seq.bits;
+	s->seq.shift = l->seq.shift;
+	s->unit_us = l->unit_us;
+	s->epoch_us = l->epoch_us;
+	s->nconsts = Min(l->nconsts, IDGEN_MAX_PARTS);
+	for (int i = 0; i < s->nconsts; i++)
+	{
+		s->consts[i].bits = l->consts[i].bits;
+		s->consts[i].shift = l->consts[i].shift;
+		s->consts[i].value = l->consts[i].value;
+	}
+}
+
+/* A layout back from its stored form (enough to compose IDs) */
+static void
+load_layout(const StoredLayout *s, IdgenLayout *l)
+{
+	memset(l, 0, sizeof(*l));
+	strlcpy(l->name, "stored", sizeof(l->name));
+	l->ts.bits = s->ts.bits;
+	l->ts.shift = s->ts.shift;
+	l->node.bits = s->node.bits;
+	l->node.shift = s->node.shift;
+	l->seq.bits = s->seq.bits;
+	l->seq.shift = s->seq.shift;
+	l->unit_us = s->unit_us;
+	l->epoch_us = s->epoch_us;
+	l->nconsts = Min(Max(s->nconsts, 0), IDGEN_MAX_PARTS);
+	for (int i = 0; i < l->nconsts; i++)
+	{
+		l->consts[i].bits = s->consts[i].bits;
+		l->consts[i].shift = s->consts[i].shift;
+		l->consts[i].value = s->consts[i].value;
+	}
+}
+
+/* CRC of a state file's contents */
+static pg_crc32c
+state_crc(const StateFile *f)
+{
+	pg_crc32c	crc;
+
+	INIT_CRC32C(crc);
+	COMP_CRC32C(crc, f, offsetof(StateFile, crc));
+	FIN_CRC32C(crc);
+	return crc;
+}
+
+/*
+ * Write the state file durably: a temporary file, fsync, then a durable
+ * rename over the old one, so a crash leaves either the old or the new file.
+ */
+static void
+write_state(int64 until_us)
+{
+	int			fd;
+
+	state.magic = STATE_MAGIC;
+	state.version = STATE_VERSION;
+	state.reserved_until_us = until_us;
+	state.node_id = idgen_node_id;
+	state.pad = 0;
+	memset(state.layout_spec, 0, sizeof(state.layout_spec));
+	strlcpy(state.layout_spec, idgen_layout_spec ? idgen_layout_spec : "idgen",
+			sizeof(state.layout_spec));
+	store_layout(&idgen_layout, &state.layout);
+	state.crc = state_crc(&state);
+
+	fd = OpenTransientFile(STATE_FILE_TMP, O_WRONLY | O_CREAT | O_TRUNC | PG_BINARY);
+	if (fd < 0)
+		ereport(ERROR,
+				(errcode_for_file_access(),
+				 errmsg("could not create file \"%s\": %m", STATE_FILE_TMP)));
+	errno = 0;
+	if (write(fd, &state, sizeof(state)) != sizeof(state))
+	{
+		if (errno == 0)
+			errno = ENOSPC;
+		ereport(ERROR,
+				(errcode_for_file_access(),
+				 errmsg("could not write file \"%s\": %m", STATE_FILE_TMP)));
+	}
+	if (pg_fsync(fd) != 0)
+		ereport(data_sync_elevel(ERROR),
+				(errcode_for_file_access(),
+				 errmsg("could not fsync file \"%s\": %m", STATE_FILE_TMP)));
+	if (CloseTransientFile(fd) != 0)
+		ereport(ERROR,
+				(errcode_for_file_access(),
+				 errmsg("could not close file \"%s\": %m", STATE_FILE_TMP)));
+	(void) durable_rename(STATE_FILE_TMP, STATE_FILE, ERROR);
+	state_valid = true;
+}
+
+/*
+ * Read the state file into state; false when there is none.  A file that
+ * cannot be trusted is an error: starting without it could repeat IDs.
+ */
+static bool
+read_state(void)
+{
+	FILE	   *f;
+	size_t		n;
+
+	f = AllocateFile(STATE_FILE, PG_BINARY_R);
+	if (f == NULL)
+	{
+		if (errno == ENOENT)
+			return false;
+		ereport(FATAL,
+				(errcode_for_file_access(),
+				 errmsg("could not open file \"%s\": %m", STATE_FILE)));
+	}
+	n = fread(&state, 1, sizeof(state), f);
+	FreeFile(f);
+	if (n != sizeof(state) || state.magic != STATE_MAGIC ||
+		state.version != STATE_VERSION || state.crc != state_crc(&state))
+		ereport(FATAL,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("idgen state file \"%s\" is corrupt", STATE_FILE),
+				 errdetail("The file holds the durable high-water mark of snowflake IDs; without it IDs issued before could be issued again."),
+				 errhint("Restore the file from a backup of this data directory.  If it is lost, move it away and make sure the clock is past every ID issued before restarting: idgen then starts above idgen.snowflake_reservation only.")));
+	state_valid = true;
+	return true;
+}
+
+/*
+ * Would every ID made under the current layout and node id, starting above
+ * the reservation, be larger than every ID made before under the stored
+ * ones?  The largest old ID has the last reserved tick and the largest
+ * sequence; the smallest new one the next tick and sequence 0.
+ */
+static bool
+new_ids_provably_larger(void)
+{
+	IdgenLayout old;
+	const IdgenLayout *cur = &idgen_layout;
+	int64		old_tick,
+				new_tick;
+	uint64		old_node,
+				new_node,
+				old_max,
+				new_min;
+
+	load_layout(&state.layout, &old);
+	if (old.unit_us <= 0 || old.ts.bits <= 0 || old.ts.bits > 63)
+		return false;
+	old_tick = idgen_tick_of(&old, state.reserved_until_us);
+	old_tick = Min(Max(old_tick, 0), (int64) idgen_field_max(old.ts.bits));
+	new_tick = idgen_tick_of(cur, state.reserved_until_us) + 1;
+	new_tick = Max(new_tick, 0);
+	if ((uint64) new_tick > idgen_field_max(cur->ts.bits))
+		return false;
+	old_node = state.node_id >= 0 ? (uint64) state.node_id :
+		idgen_field_max(old.node.bits);
+	old_node = Min(old_node, idgen_field_max(old.node.bits));
+	new_node = idgen_node_id >= 0 ? (uint64) idgen_node_id : 0;
+
+	old_max = idgen_compose(&old, old_tick, old_node,
+							idgen_field_max(old.seq.bits));
+	new_min = idgen_compose(cur, new_tick, new_node, 0);
+	return new_min > old_max;
+}
+
+/*
+ * Postmaster, while shared memory is created (start, crash restart): read
+ * the state file, start the generator above its reservation, and refuse
+ * snowflake IDs when the layout or node id changed so that new IDs could be
+ * smaller than old ones.  Without a file, make one with a new instance key.
+ */
+void
+idgen_reservation_load(void)
+{
+	bool		same_layout;
+
+	if (!read_state())
+	{
+		memset(&state, 0, sizeof(state));
+		if (!pg_strong_random(&state.instance_key, sizeof(state.instance_key)))
+			state.instance_key = (uint64) GetCurrentTimestamp() ^ ((uint64) MyProcPid << 32);
+		write_state(-1);
+		idgen_snowflake_set_instance_key(state.instance_key);
+		return;
+	}
+	idgen_snowflake_set_instance_key(state.instance_key);
+	if (state.reserved_until_us < 0)
+		return;
+
+	idgen_snowflake_raise_floor(idgen_tick_of(&idgen_layout,
+											  state.reserved_until_us));
+	idgen_snowflake_set_file_reservation(state.reserved_until_us);
+
+	{
+		StoredLayout cur;
+
+		store_layout(&idgen_layout, &cur);
+		same_layout = memcmp(&cur, &state.layout, sizeof(cur)) == 0;
+	}
+	if (same_layout && state.node_id == idgen_node_id)
+		return;
+	if (new_ids_provably_larger())
+	{
+		ereport(LOG,
+				(errmsg("idgen: idgen.layout or idgen.node_id changed since IDs were last issued (layout \"%s\", node id %d before)",
+						state.layout_spec, state.node_id),
+				 errdetail("Every new ID is larger than every ID issued before, so snowflake IDs are issued as usual.")));
+		return;
+	}
+	idgen_snowflake_block(state.layout_spec, state.node_id);
+	ereport(LOG,
+			(errmsg("idgen: snowflake IDs are refused: idgen.layout or idgen.node_id changed from layout \"%s\", node id %d, to layout \"%s\", node id %d",
+					state.layout_spec, state.node_id,
+					idgen_layout_spec ? idgen_layout_spec : "idgen", idgen_node_id),
+			 errdetail("IDs made now could be smaller than IDs issued before."),
+			 errhint("Restore the old settings, or have a superuser run SELECT idgen.snowflake_accept_layout();")));
+}
+
+/* Does the reservation table exist?  Returns its OID or InvalidOid. */
+static Oid
+reservation_relid(void)
+{
+	Oid			nsp = get_namespace_oid("idgen", true);
+
+	if (!OidIsValid(nsp))
+		return InvalidOid;
+	return get_relname_relid("snowflake_reservation", nsp);
 }
 
 /*
@@ -54,7 +354,7 @@ read_reservation(void)
 	Datum		d;
 	int			ret;
 
-	ret = SPI_execute("SELECT reserved_until FROM idgen.snowflake_reservation",
+	ret = SPI_execute("SELECT max(reserved_until) FROM idgen.snowflake_reservation",
 					  true, 1);
 	if (ret != SPI_OK_SELECT)
 		elog(ERROR, "could not read idgen.snowflake_reservation");
@@ -66,7 +366,7 @@ read_reservation(void)
 	return DatumGetTimestampTz(d) + UNIX_TO_PG_US;
 }
 
-/* Store a new reservation (Unix microseconds) */
+/* Store a new reservation (Unix microseconds) in the table */
 static void
 write_reservation(int64 until_us)
 {
@@ -97,10 +397,13 @@ idgen_reservation_step(long *sleep_ms)
 	int64		top,
 				now_tick,
 				now_us,
-				margin;
+				margin,
+				until_us;
 	static int64 last_top = -1;		/* top tick seen by the previous round */
 	static int64 last_active_us = 0;	/* when it last changed */
+	static int64 last_written_us = -1;	/* last reservation this worker wrote */
 	bool		primary;
+	Oid			relid;
 
 	/*
 	 * A transaction begun during recovery stays read-only after a promotion,
@@ -112,11 +415,35 @@ idgen_reservation_step(long *sleep_ms)
 		*sleep_ms = Min(*sleep_ms, 10);
 
 	pending_end = 0;
-	if (!table_exists())
+
+	/* A layout change is waiting for a superuser's decision */
+	if (idgen_snowflake_blocked())
+	{
+		if (!idgen_snowflake_accept_pending() || !primary)
+		{
+			*sleep_ms = Min(*sleep_ms, 1000);
+			return;
+		}
+	}
+
+	relid = reservation_relid();
+	if (!OidIsValid(relid))
 	{
 		/* Extension not installed here (yet): look again soon */
 		idgen_snowflake_revoke_reservation();
 		*sleep_ms = Min(*sleep_ms, 1000);
+		return;
+	}
+
+	/* Never wait for a lock held by someone else: try again soon */
+	if (!ConditionalLockRelationOid(relid, RowExclusiveLock))
+	{
+		*sleep_ms = Min(*sleep_ms, 10);
+		return;
+	}
+	if (!SearchSysCacheExists1(RELOID, ObjectIdGetDatum(relid)))
+	{
+		*sleep_ms = Min(*sleep_ms, 10);
 		return;
 	}
 
@@ -129,7 +456,16 @@ idgen_reservation_step(long *sleep_ms)
 	if (stored >= 0 && idgen_snowflake_reserved_end() == 0)
 		idgen_snowflake_raise_floor(idgen_tick_of(l, stored));
 	if (!primary)
+	{
+		/* A standby keeps what its primary reserved in its own file */
+		if (stored > idgen_snowflake_file_reservation() &&
+			!idgen_snowflake_blocked())
+		{
+			write_state(stored);
+			idgen_snowflake_set_file_reservation(stored);
+		}
 		return;
+	}
 
 	/*
 	 * Extend when less than half the margin is left beyond the newest tick
@@ -137,7 +473,8 @@ idgen_reservation_step(long *sleep_ms)
 	 * for IDGEN_RESERVE_LINGER_MS after the last one, the wall clock counts
 	 * as in use too, so a steady trickle of calls never waits.  A server
 	 * that stays idle longer stops writing (no WAL, no flushes); its next
-	 * call waits for one commit of the worker.
+	 * call waits for one commit of the worker.  A row that went backwards
+	 * (emptied by a superuser) is written again at once.
 	 */
 	now_us = idgen_now_us();
 	now_tick = idgen_tick_of(l, now_us);
@@ -151,13 +488,23 @@ idgen_reservation_step(long *sleep_ms)
 		idgen_snowflake_reserved_end() == 0)
 		top = Max(top, now_tick);
 	margin = Max((int64) IDGEN_RESERVE_AHEAD_MS * 1000 / l->unit_us, 2);
-	if (stored >= 0 && idgen_snowflake_reserved_end() > 0 &&
+	if (stored >= 0 && stored >= last_written_us &&
+		idgen_snowflake_reserved_end() > 0 &&
+		!idgen_snowflake_blocked() &&
 		top + margin / 2 < idgen_snowflake_reserved_end())
 		return;
 	top = Max(top, now_tick);
+	until_us = idgen_tick_start(l, top + margin);
+	until_us = Max(until_us, last_written_us);
 
-	write_reservation(idgen_tick_start(l, top + margin));
-	pending_end = top + margin + 1;
+	/* The file first: it alone survives DROP EXTENSION */
+	write_state(until_us);
+	idgen_snowflake_set_file_reservation(until_us);
+	if (idgen_snowflake_blocked())
+		idgen_snowflake_unblock();
+	write_reservation(until_us);
+	last_written_us = until_us;
+	pending_end = idgen_tick_of(l, until_us) + 1;
 }
 
 /* After the commit: let callers use what was reserved */

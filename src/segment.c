@@ -24,13 +24,23 @@
 #include <float.h>
 #include <limits.h>
 
+#include "access/genam.h"
+#include "access/relation.h"
+#include "access/stratnum.h"
 #include "access/xlog.h"
 #include "commands/dbcommands.h"
 #include "fmgr.h"
 #include "funcapi.h"
 #include "miscadmin.h"
 #include "storage/shmem.h"
+#include "catalog/namespace.h"
+#include "storage/lmgr.h"
 #include "utils/builtins.h"
+#include "utils/fmgroids.h"
+#include "utils/lsyscache.h"
+#include "utils/rel.h"
+#include "utils/relcache.h"
+#include "utils/snapmgr.h"
 #include "utils/guc.h"
 #include "utils/memutils.h"
 
@@ -187,6 +197,30 @@ remove_slot(IdgenSegmentSlot *slot)
 	idgen_seg->ntags--;
 }
 
+/*
+ * Make room by removing one slot of a tag the table does not have (left
+ * for its callers to see the error); caller holds the lock exclusively.
+ */
+static bool
+evict_unknown_slot(void)
+{
+	HASH_SEQ_STATUS scan;
+	IdgenSegmentSlot *slot;
+
+	hash_seq_init(&scan, idgen_seg_hash);
+	while ((slot = hash_seq_search(&scan)) != NULL)
+	{
+		if (pg_atomic_read_u32(&slot->state) == IDGEN_SEG_UNKNOWN)
+		{
+			hash_seq_term(&scan);
+			remove_slot(slot);
+			ConditionVariableBroadcast(&idgen_seg->cv);
+			return true;
+		}
+	}
+	return false;
+}
+
 /* Remove a tag's slot (only at generation gen unless gen is 0) */
 void
 idgen_segment_forget(const char *tag, uint64 gen)
@@ -284,6 +318,54 @@ init_slot(IdgenSegmentSlot *slot)
 						pg_atomic_fetch_add_u64(&idgen_seg->next_generation, 1));
 }
 
+/*
+ * Does idgen.segment_alloc have a row for tag, as this transaction sees it?
+ * Looked up through the primary key index without a privilege check: the
+ * caller needs no privilege on the table, and learns only what
+ * segment_nextval itself would tell.  Returns true when the table cannot be
+ * read at once (it is locked): the worker then decides, as before.
+ */
+static bool
+tag_exists(const char *tag)
+{
+	Oid			nsp = get_namespace_oid("idgen", true);
+	Oid			relid;
+	Relation	rel;
+	Oid			indexid;
+	ScanKeyData key;
+	SysScanDesc scan;
+	bool		found;
+
+	relid = OidIsValid(nsp) ? get_relname_relid("segment_alloc", nsp) : InvalidOid;
+	if (!OidIsValid(relid))
+		return false;
+	if (!ConditionalLockRelationOid(relid, AccessShareLock))
+		return true;
+	rel = try_relation_open(relid, NoLock);
+	if (rel == NULL)
+	{
+		UnlockRelationOid(relid, AccessShareLock);
+		return false;
+	}
+	indexid = RelationGetPrimaryKeyIndex(rel);
+	if (!OidIsValid(indexid) || !ConditionalLockRelationOid(indexid, AccessShareLock))
+	{
+		relation_close(rel, AccessShareLock);
+		return true;
+	}
+	ScanKeyEntryInitialize(&key, 0, 1, BTEqualStrategyNumber, InvalidOid,
+						   TupleDescAttr(RelationGetDescr(rel), 0)->attcollation,
+						   F_TEXTEQ, CStringGetTextDatum(tag));
+	scan = systable_beginscan(rel, indexid, true,
+							  ActiveSnapshotSet() ? GetActiveSnapshot() :
+							  GetTransactionSnapshot(), 1, &key);
+	found = HeapTupleIsValid(systable_getnext(scan));
+	systable_endscan(scan);
+	UnlockRelationOid(indexid, AccessShareLock);
+	relation_close(rel, AccessShareLock);
+	return found;
+}
+
 /* Point lt at the tag's slot, registering the tag if it has none */
 static void
 attach(LocalTag *lt)
@@ -305,6 +387,21 @@ attach(LocalTag *lt)
 		gen = pg_atomic_read_u64(&slot->generation);
 	LWLockRelease(idgen_seg->lock);
 
+	/*
+	 * Only a tag of the table gets a slot, so calls for tags that do not
+	 * exist cannot fill shared memory.  With a central segment server the
+	 * tags live there; its answer comes through the worker.
+	 */
+	if ((slot == NULL || gen == 0) && !idgen_segment_remote_enabled() &&
+		!tag_exists(lt->tag))
+	{
+		char		tag[IDGEN_SEGMENT_TAG_MAX + 1];
+
+		strlcpy(tag, lt->tag, sizeof(tag));
+		local_forget(lt);
+		idgen_segment_unknown_tag_error(tag);
+	}
+
 	if (slot == NULL || gen == 0)
 	{
 		LWLockAcquire(idgen_seg->lock, LW_EXCLUSIVE);
@@ -312,7 +409,9 @@ attach(LocalTag *lt)
 		if (slot == NULL)
 		{
 			if (idgen_seg->ntags >= idgen_segment_max_tags)
-				slot = NULL;
+				slot = evict_unknown_slot() ?
+					hash_search(idgen_seg_hash, lt->tag, HASH_ENTER_NULL,
+								&found) : NULL;
 			else
 				slot = hash_search(idgen_seg_hash, lt->tag, HASH_ENTER_NULL,
 								   &found);
@@ -323,9 +422,9 @@ attach(LocalTag *lt)
 						(errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
 						 errmsg("could not load segment tag \"%s\" into shared memory",
 								lt->tag),
-						 errdetail("All %d tag slots allowed by idgen.segment_max_tags are in use.",
+						 errdetail("All %d tag slots allowed by idgen.segment_max_tags hold tags that exist and have been drawn from since the server started.",
 								   idgen_segment_max_tags),
-						 errhint("Drop tags that are no longer used with idgen.segment_drop(), or raise idgen.segment_max_tags and restart the server.")));
+						 errhint("Raise idgen.segment_max_tags above the number of tags in use and restart the server.")));
 			}
 			init_slot(slot);
 			idgen_seg->ntags++;
@@ -426,7 +525,7 @@ switch_or_wait(LocalTag *lt, uint64 e)
 		}
 		/* Short sleeps: a wake-up may be missed while the worker restarts */
 		(void) ConditionVariableTimedSleep(&idgen_seg->cv, Min(left_ms, 100),
-										   IDGEN_WAIT_EVENT);
+										   idgen_wait_event(IDGEN_WAIT_SEGMENT));
 		idgen_wake_worker();
 	}
 	if (prepared)

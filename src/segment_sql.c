@@ -3,9 +3,12 @@
  *		Administration of segment tags: idgen.segment_create, segment_alter
  *		and segment_drop.
  *
- * These write idgen.segment_alloc through SPI as the calling role, so only
- * roles allowed to write the table can use them (the install script also
- * revokes EXECUTE from PUBLIC).  max_id never moves backwards through them.
+ * These write idgen.segment_alloc through SPI.  They are SECURITY DEFINER
+ * with a pinned search_path, so a tag administrator needs only EXECUTE on
+ * them (revoked from PUBLIC by the install script) and no privilege on the
+ * table.  max_id never moves backwards through them; the table's trigger
+ * idgen.segment_alloc_guard enforces the same for every writer and keeps
+ * the max_id of dropped tags, so a tag created again starts above it.
  * Dropping a tag, or moving its max_id forward, removes the tag's slot from
  * shared memory (idgen_segment_forget) so its buffered IDs are not handed
  * out; that removal is not transactional, so a rolled-back drop or alter

@@ -30,6 +30,8 @@
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/snapmgr.h"
+#include "utils/syscache.h"
+#include "storage/lmgr.h"
 
 #include "idgen.h"
 #include "segment.h"
@@ -173,6 +175,17 @@ allocate(const SegmentNeed *need, int64 *first, int64 *len)
 	args[0] = CStringGetTextDatum(need->tag);
 
 	if (!OidIsValid(relid))
+		result = ALLOC_NO_TABLE;
+	else if (!ConditionalLockRelationOid(relid, RowExclusiveLock))
+	{
+		/*
+		 * Locked by someone (LOCK TABLE, a schema change): never wait for
+		 * it, so the snowflake reservation and other work go on; try again
+		 * soon.
+		 */
+		result = ALLOC_BUSY;
+	}
+	else if (!SearchSysCacheExists1(RELOID, ObjectIdGetDatum(relid)))
 		result = ALLOC_NO_TABLE;
 	else if (OidIsValid(idgen_seg->relid) && idgen_seg->relid != relid)
 	{

@@ -56,6 +56,16 @@ typedef struct SnowflakeShared
 	pg_atomic_uint64 reserve_waits; /* calls that waited for the worker */
 	pg_atomic_uint64 wanted_tick;	/* highest tick a waiting call needs;
 									 * raised by callers, read by the worker */
+	pg_atomic_uint32 blocked;	/* 1: layout changed, IDs refused; set by
+								 * the postmaster at start, cleared by the
+								 * worker once a superuser accepted */
+	pg_atomic_uint32 accept;	/* 1: a superuser accepted the change */
+	int32		blocked_node;	/* node id before the change; postmaster */
+	char		blocked_layout[256];	/* layout before the change; postmaster */
+	int64		file_until_us;	/* reservation in the state file, -1 none;
+								 * postmaster at start, then the worker */
+	uint64		instance_key;	/* random key of this data directory;
+								 * postmaster at start */
 	pg_atomic_uint32 worker_procno; /* worker's pgprocno or INVALID */
 	pg_atomic_uint32 remote_procno; /* remote worker's pgprocno or INVALID */
 	ConditionVariable reserve_cv;	/* broadcast on a new reservation */
@@ -97,12 +107,21 @@ idgen_snowflake_shmem_init(void)
 		pg_atomic_init_u64(&sf->clock_waits, 0);
 		pg_atomic_init_u64(&sf->reserve_waits, 0);
 		pg_atomic_init_u64(&sf->wanted_tick, 0);
-		pg_atomic_init_u32(&sf->worker_procno, INVALID_PGPROCNO);
-		pg_atomic_init_u32(&sf->remote_procno, INVALID_PGPROCNO);
+		pg_atomic_init_u32(&sf->blocked, 0);
+		pg_atomic_init_u32(&sf->accept, 0);
+		sf->blocked_node = -1;
+		sf->blocked_layout[0] = '\0';
+		sf->file_until_us = -1;
+		sf->instance_key = 0;
+		pg_atomic_init_u32(&sf->worker_procno, INVALID_PROC_NUMBER);
+		pg_atomic_init_u32(&sf->remote_procno, INVALID_PROC_NUMBER);
 		ConditionVariableInit(&sf->reserve_cv);
 		sf->nslots = counter_slots();
 		for (int i = 0; i < sf->nslots; i++)
 			pg_atomic_init_u64(&sf->counters[i].issued, 0);
+
+		/* Start above the durable reservation of the state file */
+		idgen_reservation_load();
 	}
 }
 
@@ -122,8 +141,8 @@ wake_worker(void)
 {
 	uint32		procno = pg_atomic_read_u32(&sf->worker_procno);
 
-	if (procno != INVALID_PGPROCNO)
-		SetLatch(&ProcGlobal->allProcs[procno].procLatch);
+	if (procno != INVALID_PROC_NUMBER)
+		SetLatch(&GetPGProcByNumber(procno)->procLatch);
 }
 
 /* Note the wall clock tick; count a step back */
@@ -137,6 +156,19 @@ note_wall_tick(int64 now_tick)
 	if ((uint64) now_tick < seen)
 		pg_atomic_fetch_add_u64(&sf->clock_back, 1);
 	pg_atomic_write_u64(&sf->wall_tick, (uint64) now_tick);
+}
+
+/* The error of a server whose layout changed under issued IDs */
+static void
+report_blocked(void)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+			 errmsg("snowflake IDs are refused because idgen.layout or idgen.node_id changed: was layout \"%s\" with node id %d, is layout \"%s\" with node id %d",
+					sf->blocked_layout, sf->blocked_node,
+					idgen_layout_spec, idgen_node_id),
+			 errdetail("This server has issued IDs under the old settings, and IDs made under the new ones could be smaller than those."),
+			 errhint("Set idgen.layout and idgen.node_id back and restart the server, or, if smaller IDs are acceptable, have a superuser run SELECT idgen.snowflake_accept_layout();")));
 }
 
 /*
@@ -160,6 +192,8 @@ check_can_generate(void)
 				 errmsg("cannot generate snowflake IDs during recovery"),
 				 errdetail("A standby usually has a copy of its primary's idgen.node_id, so its IDs could collide with the primary's."),
 				 errhint("Set idgen.allow_on_standby to on only if this server has a node id of its own.")));
+	if (unlikely(pg_atomic_read_u32(&sf->blocked) != 0))
+		report_blocked();
 	if (idgen_node_id == IDGEN_NODE_AUTO)
 		return idgen_lease_node();
 	return idgen_node_id;
@@ -182,7 +216,8 @@ monotonic_ms(void)
  * latch.
  */
 static bool
-bounded_wait(int64 want_ms, int64 deadline, ConditionVariable *cv)
+bounded_wait(int64 want_ms, int64 deadline, ConditionVariable *cv,
+			 uint32 wait_event)
 {
 	int64		left = deadline - monotonic_ms();
 	long		ms = (long) Min(Max(want_ms, 1), left);
@@ -190,11 +225,11 @@ bounded_wait(int64 want_ms, int64 deadline, ConditionVariable *cv)
 	if (left <= 0)
 		return false;
 	if (cv)
-		ConditionVariableTimedSleep(cv, ms, IDGEN_WAIT_EVENT);
+		ConditionVariableTimedSleep(cv, ms, wait_event);
 	else
 	{
 		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
-						 ms, IDGEN_WAIT_EVENT);
+						 ms, wait_event);
 		ResetLatch(MyLatch);
 	}
 	CHECK_FOR_INTERRUPTS();
@@ -310,7 +345,8 @@ idgen_snowflake_next(int gene_bits, uint64 gene)
 				continue;
 			}
 			if (need_ms > clock_deadline - monotonic_ms() ||
-				!bounded_wait(need_ms + 1, clock_deadline, NULL))
+				!bounded_wait(need_ms + 1, clock_deadline, NULL,
+							  idgen_wait_event(IDGEN_WAIT_CLOCK)))
 				ereport(ERROR,
 						(errcode(ERRCODE_SYSTEM_ERROR),
 						 errmsg("could not generate a snowflake ID: the system clock is " INT64_FORMAT " ms behind the generator",
@@ -336,7 +372,8 @@ idgen_snowflake_next(int gene_bits, uint64 gene)
 			if (!on_cv)
 				ConditionVariablePrepareToSleep(&sf->reserve_cv);
 			on_cv = true;
-			if (!bounded_wait(idgen_worker_wait_ms, reserve_deadline, &sf->reserve_cv))
+			if (!bounded_wait(idgen_worker_wait_ms, reserve_deadline, &sf->reserve_cv,
+							  idgen_wait_event(IDGEN_WAIT_RESERVATION)))
 			{
 				ConditionVariableCancelSleep();
 				ereport(ERROR,
@@ -362,9 +399,9 @@ idgen_snowflake_next(int gene_bits, uint64 gene)
 		pg_atomic_read_u64(&sf->reserved_end))
 		wake_worker();
 
-	if (MyProc && MyProc->pgprocno < sf->nslots)
+	if (MyProc && GetNumberFromPGProc(MyProc) < sf->nslots)
 	{
-		pg_atomic_uint64 *c = &sf->counters[MyProc->pgprocno].issued;
+		pg_atomic_uint64 *c = &sf->counters[GetNumberFromPGProc(MyProc)].issued;
 
 		pg_atomic_write_u64(c, pg_atomic_read_u64(c) + 1);
 	}
@@ -381,8 +418,8 @@ idgen_wake_worker(void)
 	uint32		procno = pg_atomic_read_u32(&sf->remote_procno);
 
 	wake_worker();
-	if (procno != INVALID_PGPROCNO)
-		SetLatch(&ProcGlobal->allProcs[procno].procLatch);
+	if (procno != INVALID_PROC_NUMBER)
+		SetLatch(&GetPGProcByNumber(procno)->procLatch);
 }
 
 /* Publish a worker's process number, or INVALID_PGPROCNO */
@@ -447,6 +484,105 @@ idgen_snowflake_revoke_reservation(void)
 	pg_atomic_write_u64(&sf->reserved_end, 0);
 }
 
+/* Refuse IDs: the layout changed from old_spec/old_node (postmaster) */
+void
+idgen_snowflake_block(const char *old_spec, int old_node)
+{
+	strlcpy(sf->blocked_layout, old_spec, sizeof(sf->blocked_layout));
+	sf->blocked_node = old_node;
+	pg_atomic_write_u32(&sf->blocked, 1);
+}
+
+/* Are IDs refused for a layout change? */
+bool
+idgen_snowflake_blocked(void)
+{
+	return pg_atomic_read_u32(&sf->blocked) != 0;
+}
+
+/* Has a superuser accepted the layout change? */
+bool
+idgen_snowflake_accept_pending(void)
+{
+	return pg_atomic_read_u32(&sf->accept) != 0;
+}
+
+/* The worker recorded the new layout: issue IDs again */
+void
+idgen_snowflake_unblock(void)
+{
+	pg_atomic_write_u32(&sf->accept, 0);
+	pg_atomic_write_u32(&sf->blocked, 0);
+}
+
+/* Reservation in the state file (reservation.c), -1 if none */
+int64
+idgen_snowflake_file_reservation(void)
+{
+	return sf->file_until_us;
+}
+
+/* The state file now holds this reservation (postmaster or worker) */
+void
+idgen_snowflake_set_file_reservation(int64 until_us)
+{
+	sf->file_until_us = until_us;
+}
+
+/* The random key of this data directory (postmaster, from the state file) */
+void
+idgen_snowflake_set_instance_key(uint64 key)
+{
+	sf->instance_key = key;
+}
+
+/* See idgen.h */
+uint64
+idgen_snowflake_instance_key(void)
+{
+	return sf->instance_key;
+}
+
+PG_FUNCTION_INFO_V1(snowflake_accept_layout);
+
+/*
+ * SQL: idgen.snowflake_accept_layout(): a superuser accepts that IDs made
+ * under a changed layout or node id may be smaller than old ones.  Waits for
+ * the worker to record the new layout in the state file.
+ */
+Datum
+snowflake_accept_layout(PG_FUNCTION_ARGS)
+{
+	int64		deadline;
+
+	idgen_require_loaded();
+	if (!superuser())
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("permission denied to accept a change of idgen.layout"),
+				 errdetail("Only a superuser may accept that new snowflake IDs could be smaller than IDs already issued.")));
+	if (!idgen_snowflake_blocked())
+		PG_RETURN_BOOL(false);
+	ereport(LOG,
+			(errmsg("idgen: a superuser accepted the change from layout \"%s\" with node id %d to layout \"%s\" with node id %d",
+					sf->blocked_layout, sf->blocked_node,
+					idgen_layout_spec, idgen_node_id)));
+	pg_atomic_write_u32(&sf->accept, 1);
+	wake_worker();
+	deadline = monotonic_ms() + idgen_worker_wait_ms;
+	while (idgen_snowflake_blocked())
+	{
+		if (!bounded_wait(10, deadline, NULL,
+						  idgen_wait_event(IDGEN_WAIT_RESERVATION)))
+			ereport(ERROR,
+					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+					 errmsg("could not accept the layout change: the idgen worker did not record it"),
+					 errhint("Make sure the \"idgen worker\" process is running on this primary; the acceptance takes effect as soon as it does.")));
+		wake_worker();
+	}
+	PG_RETURN_BOOL(true);
+}
+
 PG_FUNCTION_INFO_V1(snowflake_nextval);
 
 /* SQL: idgen.snowflake_nextval() */
@@ -506,6 +642,6 @@ snowflake_status(PG_FUNCTION_ARGS)
 	values[6] = Int64GetDatum((int64) pg_atomic_read_u64(&sf->clock_back));
 	values[7] = Int64GetDatum((int64) pg_atomic_read_u64(&sf->clock_waits));
 	values[8] = Int64GetDatum((int64) pg_atomic_read_u64(&sf->reserve_waits));
-	values[9] = BoolGetDatum(pg_atomic_read_u32(&sf->worker_procno) != INVALID_PGPROCNO);
+	values[9] = BoolGetDatum(pg_atomic_read_u32(&sf->worker_procno) != INVALID_PROC_NUMBER);
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));
 }

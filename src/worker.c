@@ -42,7 +42,7 @@ PGDLLEXPORT void idgen_worker_main(Datum main_arg);
 static void
 worker_exit(int code, Datum arg)
 {
-	idgen_snowflake_set_worker(INVALID_PGPROCNO, DatumGetBool(arg));
+	idgen_snowflake_set_worker(INVALID_PROC_NUMBER, DatumGetBool(arg));
 }
 
 /* Keep the snowflake reservation ahead, in one transaction */
@@ -89,8 +89,15 @@ idgen_worker_main(Datum main_arg)
 					PGC_S_OVERRIDE);
 	SetConfigOption("search_path", "pg_catalog", PGC_SUSET, PGC_S_OVERRIDE);
 
+	/*
+	 * The worker takes the locks on its tables conditionally and never
+	 * waits for them; this bounds any other lock wait (an index being
+	 * rebuilt, say): the round fails, and the worker starts again.
+	 */
+	SetConfigOption("lock_timeout", "5000", PGC_SUSET, PGC_S_OVERRIDE);
+
 	before_shmem_exit(worker_exit, BoolGetDatum(remote));
-	idgen_snowflake_set_worker(MyProc->pgprocno, remote);
+	idgen_snowflake_set_worker(GetNumberFromPGProc(MyProc), remote);
 
 	for (;;)
 	{
@@ -111,7 +118,7 @@ idgen_worker_main(Datum main_arg)
 			idgen_segment_worker_step(&sleep_ms);
 
 		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
-						 sleep_ms, IDGEN_WAIT_EVENT);
+						 sleep_ms, idgen_wait_event(IDGEN_WAIT_RESERVATION));
 		ResetLatch(MyLatch);
 	}
 }

@@ -72,7 +72,7 @@ my ($ret, $out, $err) = $node->psql('postgres',
 like($err,
 	qr/ERROR:  53400: could not load segment tag "tag1001" into shared memory/,
 	'tag 1,001: refused with SQLSTATE 53400');
-like($err, qr/DETAIL:  All 1000 tag slots allowed by idgen.segment_max_tags are in use./,
+like($err, qr/DETAIL:  All 1000 tag slots allowed by idgen.segment_max_tags hold tags that exist and have been drawn from since the server started./,
 	'tag 1,001: the detail names the setting');
 $node->safe_psql('postgres', q{SELECT idgen.segment_drop('tag1')});
 is($node->safe_psql('postgres', q{SELECT idgen.segment_nextval('tag1001')}),

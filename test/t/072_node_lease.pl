@@ -26,7 +26,9 @@ my $guard_s = 4;
 # The registry: plain PostgreSQL with the extension's tables and functions
 my $registry = PostgreSQL::Test::Cluster->new('registry');
 $registry->init;
-$registry->append_conf('postgresql.conf', "shared_buffers = 16MB\n");
+# The guard time is the registry's own setting, never the caller's
+$registry->append_conf('postgresql.conf',
+	"shared_buffers = 16MB\nidgen.node_lease_guard = '${guard_s}s'\n");
 $registry->start;
 $registry->safe_psql('postgres', q{
 	CREATE EXTENSION idgen;

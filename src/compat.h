@@ -1,0 +1,67 @@
+/*
+ * compat.h
+ *		Every difference between the PostgreSQL major versions idgen builds
+ *		against (15, 17 and 18), keyed on PG_VERSION_NUM.
+ *
+ * As Citus's pg_version_compat.h does: code elsewhere uses the newest
+ * version's names, and this header supplies them on older versions, so that
+ * dropping a version later is deleting its block here.  Included by idgen.h,
+ * after postgres.h.
+ */
+#ifndef IDGEN_COMPAT_H
+#define IDGEN_COMPAT_H
+
+#include "postgres.h"
+
+#include "utils/wait_event.h"
+
+/* 16 moved the varlena macros (VARDATA_ANY, VARSIZE_ANY_EXHDR) to varatt.h */
+#if PG_VERSION_NUM >= 160000
+#include "varatt.h"
+#endif
+
+/*
+ * 17 numbers processes with ProcNumber: GetNumberFromPGProc() and
+ * INVALID_PROC_NUMBER replace PGPROC.pgprocno and INVALID_PGPROCNO.
+ * GetPGProcByNumber() is the same on every version.
+ */
+#if PG_VERSION_NUM < 170000
+#define INVALID_PROC_NUMBER INVALID_PGPROCNO
+#define GetNumberFromPGProc(proc) ((proc)->pgprocno)
+#endif
+
+/*
+ * Wait events.  17 lets an extension name its own (WaitEventExtensionNew),
+ * shown in pg_stat_activity.wait_event with wait_event_type "Extension";
+ * before 17 every extension wait shows as just "Extension".
+ * idgen_wait_event() returns the event for one kind of wait; the names are
+ * registered lazily, at a process's first wait of that kind.
+ */
+typedef enum IdgenWait
+{
+	IDGEN_WAIT_CLOCK,			/* "IdgenClock": the clock to reach a tick */
+	IDGEN_WAIT_RESERVATION,		/* "IdgenReservation": the worker's reservation
+								 * or node-id lease, and the worker's own sleep */
+	IDGEN_WAIT_SEGMENT,			/* "IdgenSegment": a segment to be loaded */
+	IDGEN_WAIT_KINDS
+} IdgenWait;
+
+static inline uint32
+idgen_wait_event(IdgenWait kind)
+{
+#if PG_VERSION_NUM >= 170000
+	static const char *const names[IDGEN_WAIT_KINDS] = {
+		"IdgenClock", "IdgenReservation", "IdgenSegment"
+	};
+	static uint32 events[IDGEN_WAIT_KINDS];
+
+	/* Looked up (or made) by name in shared memory once per process */
+	if (events[kind] == 0)
+		events[kind] = WaitEventExtensionNew(names[kind]);
+	return events[kind];
+#else
+	return PG_WAIT_EXTENSION;
+#endif
+}
+
+#endif							/* IDGEN_COMPAT_H */
