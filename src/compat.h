@@ -31,6 +31,24 @@
 #endif
 
 /*
+ * 18 marks functions that do not return with pg_noreturn before the
+ * declaration; pg_attribute_noreturn() after it is gone.
+ */
+#if PG_VERSION_NUM < 180000
+#define pg_noreturn pg_attribute_noreturn()
+#endif
+
+/*
+ * 18 added RelationGetPrimaryKeyIndex(rel, deferrable_ok); false is what
+ * the one-argument form did before (no index for a deferrable key).
+ */
+#if PG_VERSION_NUM >= 180000
+#define RelationGetPrimaryKeyIndex_compat(rel) RelationGetPrimaryKeyIndex((rel), false)
+#else
+#define RelationGetPrimaryKeyIndex_compat(rel) RelationGetPrimaryKeyIndex(rel)
+#endif
+
+/*
  * Wait events.  17 lets an extension name its own (WaitEventExtensionNew),
  * shown in pg_stat_activity.wait_event with wait_event_type "Extension";
  * before 17 every extension wait shows as just "Extension".

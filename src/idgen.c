@@ -30,7 +30,7 @@ PG_MODULE_MAGIC;
 void		_PG_init(void);
 
 /* Settings */
-char	   *idgen_node_id_string = NULL;
+static char *idgen_node_id_string = NULL;
 int			idgen_node_id = -1;
 char	   *idgen_layout_spec = NULL;
 int			idgen_max_lead_ms = 5000;

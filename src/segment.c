@@ -347,7 +347,7 @@ tag_exists(const char *tag)
 		UnlockRelationOid(relid, AccessShareLock);
 		return false;
 	}
-	indexid = RelationGetPrimaryKeyIndex(rel);
+	indexid = RelationGetPrimaryKeyIndex_compat(rel);
 	if (!OidIsValid(indexid) || !ConditionalLockRelationOid(indexid, AccessShareLock))
 	{
 		relation_close(rel, AccessShareLock);

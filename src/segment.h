@@ -122,6 +122,6 @@ extern void idgen_segment_forget(const char *tag, uint64 gen);
 extern void idgen_segment_forget_all(void);
 
 /* The "does not exist" error of a tag (segment.c) */
-extern void idgen_segment_unknown_tag_error(const char *tag) pg_attribute_noreturn();
+pg_noreturn extern void idgen_segment_unknown_tag_error(const char *tag);
 
 #endif							/* IDGEN_SEGMENT_H */

@@ -1,6 +1,6 @@
 # Sourced by the scripts in test/: PostgreSQL's paths, and the user that runs
 # servers (initdb refuses root, so root runs them as "postgres").
-PG_CONFIG=${PG_CONFIG:-/usr/lib/postgresql/15/bin/pg_config}
+. "$(dirname "${BASH_SOURCE[0]}")/pg_major.sh"
 PG_BINDIR=$("$PG_CONFIG" --bindir)
 PGXS_DIR=$(cd "$(dirname "$("$PG_CONFIG" --pgxs)")/../.." && pwd)
 export PATH="$PG_BINDIR:$PATH"

@@ -3,8 +3,18 @@
 # Idempotent: installs only what is missing.  Needs root (or does nothing).
 set -euo pipefail
 
-pkgs=(postgresql-15 postgresql-server-dev-15 make gcc libipc-run-perl
-	faketime clang libclang-rt-14-dev default-jdk-headless gnuplot-nox rsync)
+# PostgreSQL's major version: PG_CONFIG's, PG_MAJOR, or this Debian release's
+. "$(dirname "$0")/pg_major.sh"
+
+# The fuzzers (test/fuzz) need libFuzzer, in the libclang-rt-N-dev of the
+# release's default clang-N (trixie and later name it libclang-rt-dev)
+case $PG_MAJOR in
+15) clang_rt=libclang-rt-14-dev ;;
+*) clang_rt=libclang-rt-dev ;;
+esac
+
+pkgs=(postgresql-$PG_MAJOR postgresql-server-dev-$PG_MAJOR make gcc libipc-run-perl
+	faketime clang $clang_rt default-jdk-headless gnuplot-nox rsync)
 
 missing=()
 for p in "${pkgs[@]}"; do

@@ -1,0 +1,288 @@
+#!/usr/bin/env bash
+# Run the whole test suite (test/run.sh) on every supported PostgreSQL major
+# version, each built against Debian's own packages of its release, in a
+# chroot of that release:
+#   15  bookworm   17  trixie   18  forky (Debian testing)
+#
+#   bash test/matrix.sh [--fresh N]... [15|17|18 ...]   (default: all three)
+#
+# Each chroot is made with debootstrap if missing and reused if present, in
+# a cache directory outside the checkout.  The checkout's files (what git
+# tracks, plus new files it does not ignore) are copied in, and the suite
+# runs there as root, with the servers run as the chroot's postgres user.
+# Prints "PG N: X passed, Y failed" per version and "X passed, Y failed" in
+# total; exits non-zero if any version failed or its chroot could not be
+# made (an unreachable archive fails loudly, it is never skipped).
+#
+#   --fresh N / IDGEN_MATRIX_FRESH="N ..."  make version N's chroot anew for
+#                this run (and remove it afterwards), then run the README's
+#                own two commands in it, bash test/demo.sh and bash
+#                test/run.sh, as a new user of that release would
+#   IDGEN_MATRIX_CACHE   where the chroots live (default /var/cache/idgen-matrix)
+#   IDGEN_MATRIX_MIRROR  Debian mirror (default: the first one in this
+#                machine's apt sources)
+#   FUZZ_SECONDS, TAP_TESTS  passed on to test/run.sh
+# Needs root (debootstrap, chroot, mount) and installs debootstrap if missing.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+top=$(pwd)
+
+cache=${IDGEN_MATRIX_CACHE:-/var/cache/idgen-matrix}
+fresh=" ${IDGEN_MATRIX_FRESH:-} "
+versions=()
+while [ $# -gt 0 ]; do
+	case $1 in
+	--fresh) fresh+=" $2 "; versions+=("$2"); shift 2 ;;
+	--fresh=*) fresh+=" ${1#--fresh=} "; versions+=("${1#--fresh=}"); shift ;;
+	15|17|18) versions+=("$1"); shift ;;
+	*) echo "usage: $0 [--fresh N]... [15|17|18 ...]" >&2; exit 2 ;;
+	esac
+done
+[ ${#versions[@]} -eq 0 ] && versions=(15 17 18)
+# each version once, in the order given
+versions=($(printf '%s\n' "${versions[@]}" | awk '!seen[$0]++'))
+
+if [ "$(id -u)" -ne 0 ]; then
+	echo "matrix: needs root (debootstrap, chroot, mount)" >&2
+	exit 1
+fi
+
+codename() {
+	case $1 in 15) echo bookworm ;; 17) echo trixie ;; 18) echo forky ;; esac
+}
+
+# The Debian mirror this machine's apt uses (deb822 or one-line sources)
+mirror() {
+	if [ -n "${IDGEN_MATRIX_MIRROR:-}" ]; then
+		echo "$IDGEN_MATRIX_MIRROR"
+		return
+	fi
+	local f m=
+	for f in /etc/apt/sources.list.d/*.sources; do
+		[ -f "$f" ] || continue
+		m=$(awk '/^URIs:/ && $2 !~ /security/ { print $2; exit }' "$f")
+		[ -n "$m" ] && break
+	done
+	if [ -z "$m" ]; then
+		m=$(cat /etc/apt/sources.list /etc/apt/sources.list.d/*.list 2>/dev/null |
+			awk '$1 == "deb" { for (i = 2; i <= NF; i++) if ($i ~ /^(https?|file):/ && $i !~ /security/) { print $i; exit } }')
+	fi
+	echo "$m"
+}
+
+mounted=()
+# Unmount what we mounted, innermost first; end what still runs inside
+cleanup_root() {
+	local root=$1 p i
+	for p in /proc/[0-9]*; do
+		[ "$(readlink "$p/root" 2>/dev/null)" = "$root" ] && kill -TERM "${p#/proc/}" 2>/dev/null
+	done
+	sleep 1
+	for p in /proc/[0-9]*; do
+		[ "$(readlink "$p/root" 2>/dev/null)" = "$root" ] && kill -KILL "${p#/proc/}" 2>/dev/null
+	done
+	for ((i = ${#mounted[@]} - 1; i >= 0; i--)); do
+		case ${mounted[$i]} in
+		"$root"/*)
+			umount "${mounted[$i]}" 2>/dev/null || umount -l "${mounted[$i]}"
+			unset 'mounted[i]' ;;
+		esac
+	done
+	mounted=("${mounted[@]}")
+}
+
+current_root=
+fresh_dirs=()
+on_exit() {
+	local d
+	[ -n "$current_root" ] && cleanup_root "$current_root"
+	for d in "${fresh_dirs[@]}"; do
+		remove_root "$d"
+	done
+}
+trap on_exit EXIT
+trap 'exit 130' INT TERM
+
+domount() {
+	mount "$@" && mounted+=("${!#}")
+}
+
+mount_root() {
+	local root=$1
+	domount -t proc proc "$root/proc" &&
+		domount --bind /dev "$root/dev" &&
+		domount -t tmpfs -o mode=1777 shm "$root/dev/shm"
+}
+
+# Remove a chroot, only when nothing is mounted below it
+remove_root() {
+	local root=$1
+	[ -e "$root" ] || return 0
+	if awk -v r="$root/" 'index($2, r) == 1 { found = 1 } END { exit !found }' /proc/mounts; then
+		echo "matrix: $root has mounts below it; not removing it" >&2
+		return 1
+	fi
+	rm -rf --one-file-system "$root"
+}
+
+# Make the chroot of a release: debootstrap, and apt settings for a chroot
+make_root() {
+	local n=$1 root=$2 suite script=() m
+	suite=$(codename "$n")
+	m=$(mirror)
+	if [ -z "$m" ]; then
+		echo "matrix: no Debian mirror in this machine's apt sources; set IDGEN_MATRIX_MIRROR" >&2
+		return 1
+	fi
+	if ! command -v debootstrap >/dev/null; then
+		echo "matrix: installing debootstrap"
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq debootstrap >/dev/null ||
+			{ apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq debootstrap >/dev/null; } ||
+			return 1
+	fi
+	# A debootstrap too old to know a release uses sid's script (forky)
+	[ -e "/usr/share/debootstrap/scripts/$suite" ] ||
+		script=(/usr/share/debootstrap/scripts/sid)
+	remove_root "$root" || return 1
+	mkdir -p "$(dirname "$root")"
+	echo "matrix: PG $n: debootstrap $suite into $root"
+	if ! debootstrap --variant=minbase "$suite" "$root" "$m" "${script[@]}" \
+		>"$root.debootstrap.log" 2>&1; then
+		tail -20 "$root.debootstrap.log"
+		echo "matrix: PG $n: debootstrap $suite failed (log: $root.debootstrap.log)" >&2
+		return 1
+	fi
+	# Testing's Release file may be past its Valid-Until on a snapshot mirror
+	if [ "$suite" = forky ]; then
+		echo 'Acquire::Check-Valid-Until "false";' \
+			>"$root/etc/apt/apt.conf.d/99idgen-matrix"
+	fi
+	# No services start inside the chroot (postgresql's postinst would)
+	printf '#!/bin/sh\nexit 101\n' >"$root/usr/sbin/policy-rc.d"
+	chmod 755 "$root/usr/sbin/policy-rc.d"
+	touch "$root/.idgen-matrix-ready"
+}
+
+# Run a command in the chroot, as root, with a clean environment
+in_root() {
+	local root=$1
+	shift
+	chroot "$root" /usr/bin/env -i HOME=/root LANG=C.UTF-8 TERM=dumb \
+		PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
+		${CI:+CI=$CI} "$@"
+}
+
+# Run one version; sets v_passed, v_failed, v_note
+run_version() {
+	local n=$1 suite root log t0 t1 line is_fresh=0 rc
+	suite=$(codename "$n")
+	v_passed=0 v_failed=0 v_note=
+	case $fresh in *" $n "*) is_fresh=1 ;; esac
+	if [ $is_fresh = 1 ]; then
+		root=$cache/$suite-fresh
+		fresh_dirs+=("$root")
+	else
+		root=$cache/$suite
+	fi
+	log=$cache/$suite.log
+	mkdir -p "$cache"
+
+	t0=$(date +%s)
+	if [ $is_fresh = 1 ] || [ ! -e "$root/.idgen-matrix-ready" ]; then
+		if ! make_root "$n" "$root"; then
+			v_failed=1 v_note="chroot could not be made"
+			return
+		fi
+		t1=$(date +%s)
+		v_note="chroot made in $((t1 - t0)) s"
+	else
+		t1=$t0
+		v_note="chroot reused"
+	fi
+
+	cp /etc/resolv.conf "$root/etc/resolv.conf" 2>/dev/null
+	current_root=$root
+	if ! mount_root "$root"; then
+		cleanup_root "$root"
+		v_failed=1 v_note="$v_note; could not mount proc, dev, dev/shm"
+		return
+	fi
+
+	# The checkout, as a fresh clone would have it (plus new files)
+	rm -rf "$root/root/idgen"
+	mkdir -p "$root/root/idgen"
+	git -C "$top" ls-files -co --exclude-standard -z |
+		rsync -a --from0 --files-from=- "$top/" "$root/root/idgen/"
+
+	{
+		echo "== PG $n ($suite) in $root, $(date -u '+%F %T') UTC"
+		if [ $is_fresh = 1 ]; then
+			# The README's two commands, as a new user runs them
+			echo "== bash test/demo.sh"
+			in_root "$root" bash -c 'cd /root/idgen && bash test/demo.sh'
+			rc=$?
+			t0=$(date +%s)
+			echo "== setup/demo done in $((t0 - t1)) s"
+			[ $rc -eq 0 ] || echo "FAILED: demo (exit $rc)"
+			echo "== bash test/run.sh"
+			in_root "$root" env ${FUZZ_SECONDS:+FUZZ_SECONDS=$FUZZ_SECONDS} \
+				${TAP_TESTS:+TAP_TESTS="$TAP_TESTS"} \
+				bash -c 'cd /root/idgen && bash test/run.sh'
+		else
+			in_root "$root" env PG_CONFIG=/usr/lib/postgresql/$n/bin/pg_config \
+				bash /root/idgen/test/setup.sh
+			rc=$?
+			t0=$(date +%s)
+			echo "== setup done in $((t0 - t1)) s"
+			[ $rc -eq 0 ] || echo "FAILED: setup (exit $rc)"
+			in_root "$root" env PG_CONFIG=/usr/lib/postgresql/$n/bin/pg_config \
+				${FUZZ_SECONDS:+FUZZ_SECONDS=$FUZZ_SECONDS} \
+				${TAP_TESTS:+TAP_TESTS="$TAP_TESTS"} \
+				bash -c 'cd /root/idgen && bash test/run.sh'
+		fi
+		echo "== suite done in $(($(date +%s) - t0)) s"
+	} 2>&1 | tee "$log"
+	cleanup_root "$root"
+	current_root=
+
+	line=$(grep -E '^[0-9]+ passed, [0-9]+ failed$' "$log" | tail -1)
+	if [ -n "$line" ]; then
+		v_passed=$(echo "$line" | cut -d' ' -f1)
+		v_failed=$(echo "$line" | cut -d' ' -f3)
+	else
+		v_failed=1
+		v_note="$v_note; the suite printed no result (log: $log)"
+	fi
+	if grep -qE '^FAILED: (demo|setup) \(exit' "$log"; then
+		v_failed=$((v_failed + 1))
+		v_note="$v_note; $(grep -oE '^FAILED: (demo|setup)' "$log" | sed 's/^FAILED: //') failed"
+	fi
+	v_note="$v_note; $(grep -oE '^== (setup|setup/demo) done in [0-9]+ s' "$log" | sed 's/^== //'), $(grep -oE '^== suite done in [0-9]+ s' "$log" | sed 's/^== //'); log $log"
+	if [ $is_fresh = 1 ]; then
+		remove_root "$root"
+	fi
+}
+
+total_passed=0
+total_failed=0
+summary=()
+for n in "${versions[@]}"; do
+	mkdir -p "$cache"
+	exec 9>"$cache/.lock.$n"
+	if ! flock -n 9; then
+		echo "matrix: PG $n: another matrix run holds its lock; waiting"
+		flock 9
+	fi
+	run_version "$n"
+	exec 9>&-
+	total_passed=$((total_passed + v_passed))
+	total_failed=$((total_failed + v_failed))
+	summary+=("PG $n: $v_passed passed, $v_failed failed" "  $v_note")
+	echo "PG $n: $v_passed passed, $v_failed failed"
+done
+
+echo
+echo "== matrix"
+printf '%s\n' "${summary[@]}"
+echo "$total_passed passed, $total_failed failed"
+[ "$total_failed" -eq 0 ]

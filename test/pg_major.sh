@@ -1,0 +1,23 @@
+# Sourced by test/setup.sh and test/env.sh: which PostgreSQL major version
+# to build and test against, as PG_MAJOR and PG_CONFIG.
+#   PG_CONFIG set: its version (PG_CONFIG=/usr/lib/postgresql/17/bin/pg_config)
+#   else PG_MAJOR set: /usr/lib/postgresql/$PG_MAJOR/bin/pg_config
+#   else the version of this Debian release: bookworm 15, trixie 17, forky 18
+if [ -z "${PG_MAJOR:-}" ]; then
+	if [ -n "${PG_CONFIG:-}" ]; then
+		case $PG_CONFIG in
+		/usr/lib/postgresql/*/bin/pg_config)
+			PG_MAJOR=${PG_CONFIG#/usr/lib/postgresql/}
+			PG_MAJOR=${PG_MAJOR%%/*} ;;
+		*)
+			PG_MAJOR=$("$PG_CONFIG" --version | sed -E 's/^PostgreSQL ([0-9]+).*/\1/') ;;
+		esac
+	else
+		case $(. /etc/os-release 2>/dev/null && echo "${VERSION_CODENAME:-}") in
+		trixie) PG_MAJOR=17 ;;
+		forky) PG_MAJOR=18 ;;
+		*) PG_MAJOR=15 ;;
+		esac
+	fi
+fi
+PG_CONFIG=${PG_CONFIG:-/usr/lib/postgresql/$PG_MAJOR/bin/pg_config}
