@@ -16,6 +16,22 @@ ALTER EXTENSION idgen ADD TABLE idgen.snowflake_reservation;
 COMMENT ON TABLE idgen.snowflake_reservation IS
     'Copy of the snowflake high-water mark for standbys and pg_upgrade; written by the idgen worker, which keeps the mark itself in the data directory''s idgen.state file';
 
+-- One more column: durable_until, the reservation in the state file
+DROP FUNCTION idgen.snowflake_status();
+CREATE FUNCTION idgen.snowflake_status(
+    OUT node_id int,
+    OUT layout text,
+    OUT last_tick timestamptz,
+    OUT lead_ms float8,
+    OUT reserved_until timestamptz,
+    OUT issued bigint,
+    OUT clock_back_events bigint,
+    OUT clock_waits bigint,
+    OUT reservation_waits bigint,
+    OUT worker_running boolean,
+    OUT durable_until timestamptz)
+    AS 'MODULE_PATHNAME', 'snowflake_status'
+    LANGUAGE C VOLATILE PARALLEL SAFE;
 COMMENT ON FUNCTION idgen.snowflake_status() IS
     'State of this server''s snowflake generator: node, layout, last tick, lead, reservation, counters';
 

@@ -169,7 +169,7 @@ GRANT EXECUTE ON FUNCTION idgen.segment_create(text, bigint, int, text),
     idgen.segment_alter(text, int, text, bigint), idgen.segment_drop(text)
     TO regress_idgen_segment;
 SET ROLE regress_idgen_segment;
-SELECT idgen.segment_create('mine', 1, 10);
+SELECT idgen.segment_create('mine', 1, 1000);
 SELECT idgen.segment_nextval('mine');
 SELECT idgen.segment_alter('mine', step => 20, description => 'mine, bigger');
 SELECT idgen.segment_alter('mine', max_id => 0);
@@ -178,9 +178,9 @@ UPDATE idgen.segment_alloc SET max_id = 0;
 \echo :LAST_ERROR_SQLSTATE
 -- Dropped and created again: never below what was allocated before
 SELECT idgen.segment_drop('mine');
-SELECT idgen.segment_create('mine', 1, 10);
+SELECT idgen.segment_create('mine', 1, 1000);
 \echo :LAST_ERROR_SQLSTATE
-SELECT idgen.segment_create('mine', 11, 10);
+SELECT idgen.segment_create('mine', 1001, 1000);
 SELECT idgen.segment_nextval('mine');
 RESET ROLE;
 -- Even writers of the table cannot move max_id back or rename a tag, and a

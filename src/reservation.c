@@ -457,7 +457,12 @@ idgen_reservation_step(long *sleep_ms)
 		idgen_snowflake_raise_floor(idgen_tick_of(l, stored));
 	if (!primary)
 	{
-		/* A standby keeps what its primary reserved in its own file */
+		/*
+		 * A standby keeps what its primary reserved in its own file, so a
+		 * promotion after the extension was dropped still starts above it;
+		 * it looks often, as the row may go away with the next WAL record.
+		 */
+		*sleep_ms = Min(*sleep_ms, 100);
 		if (stored > idgen_snowflake_file_reservation() &&
 			!idgen_snowflake_blocked())
 		{

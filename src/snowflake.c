@@ -600,8 +600,8 @@ snowflake_status(PG_FUNCTION_ARGS)
 {
 	const IdgenLayout *l = &idgen_layout;
 	TupleDesc	tupdesc;
-	Datum		values[10];
-	bool		nulls[10] = {0};
+	Datum		values[11];
+	bool		nulls[11] = {0};
 	uint64		state;
 	int64		tick,
 				now_tick,
@@ -643,5 +643,12 @@ snowflake_status(PG_FUNCTION_ARGS)
 	values[7] = Int64GetDatum((int64) pg_atomic_read_u64(&sf->clock_waits));
 	values[8] = Int64GetDatum((int64) pg_atomic_read_u64(&sf->reserve_waits));
 	values[9] = BoolGetDatum(pg_atomic_read_u32(&sf->worker_procno) != INVALID_PROC_NUMBER);
+	/* Since 0.2.0: the reservation in the state file */
+	if (sf->file_until_us >= 0)
+		values[10] = TimestampTzGetDatum(sf->file_until_us - UNIX_TO_PG_US);
+	else
+		nulls[10] = true;
+	if (tupdesc->natts != 10 && tupdesc->natts != 11)
+		elog(ERROR, "unexpected result row of %d columns", tupdesc->natts);
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));
 }

@@ -1,0 +1,95 @@
+# 056_layout_change.pl
+#	A change of idgen.layout or idgen.node_id never silently makes IDs
+#	smaller (issue 10, point 2).
+#
+# The server issues IDs under the default layout, then restarts under a
+# 1-second layout (whose IDs are far smaller): snowflake IDs and gene IDs
+# are refused with SQLSTATE 55000 and a message naming both layouts and the
+# way out, until a superuser accepts the change with
+# idgen.snowflake_accept_layout() (a plain role may not).  The acceptance is
+# recorded: a later restart under the same layout issues IDs.  A change under
+# which every new ID is provably larger (a preset with an earlier epoch, or
+# another node id under the same layout) is accepted without a word from
+# anyone, and its IDs are above the old ones.
+use strict;
+use warnings;
+
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+use IdgenTest;
+
+my $node = idgen_node('layout', node_id => 3);
+start_node($node);
+$node->safe_psql('postgres', 'CREATE EXTENSION idgen; CREATE ROLE plain LOGIN;');
+wait_ready($node);
+my $old = draw_ids($node, 10000);
+my $old_max = max_of(@$old);
+
+# Restart under a layout with a 1-second tick: its IDs would be smaller
+my $slow = 'ts=41,node=10,seq=12,unit=1s,epoch=2024-01-01';
+$node->append_conf('postgresql.conf', "idgen.layout = '$slow'\n");
+$node->restart;
+for my $call ('idgen.snowflake_nextval()', "idgen.gene_id('alice', 2)")
+{
+	my ($ret, $out, $err) = try_sql($node, "SELECT $call");
+	isnt($ret, 0, "$call is refused after the layout changed");
+	like($err,
+		qr/ERROR:  55000: snowflake IDs are refused because idgen.layout or idgen.node_id changed: was layout "idgen" with node id 3, is layout "\Q$slow\E" with node id 3/,
+		"$call: the error names the old and the new layout");
+	like($err, qr/HINT:  Set idgen.layout and idgen.node_id back .* SELECT idgen.snowflake_accept_layout\(\);/,
+		"$call: the hint says how to proceed");
+}
+like(slurp_file($node->logfile),
+	qr/idgen: snowflake IDs are refused: idgen.layout or idgen.node_id changed/,
+	'the server log says so at start');
+
+# Only a superuser may accept
+my ($ret, $out, $err) = $node->psql('postgres',
+	'SELECT idgen.snowflake_accept_layout()',
+	extra_params => [ '-U', 'plain', '-v', 'VERBOSITY=verbose' ]);
+like($err, qr/ERROR:  42501: permission denied for function snowflake_accept_layout/,
+	'a plain role cannot accept the change');
+is($node->safe_psql('postgres', 'SELECT idgen.snowflake_accept_layout()'),
+	't', 'a superuser accepts it');
+my $new = draw_ids($node, 1000);
+is(first_disorder($new), -1, 'IDs under the accepted layout increase');
+cmp_ok(max_of(@$new), '<', $old_max,
+	'they are smaller than the old ones, as the superuser accepted');
+is($node->safe_psql('postgres', 'SELECT idgen.snowflake_accept_layout()'),
+	'f', 'nothing is left to accept');
+
+# The acceptance is durable: a restart under the same layout issues IDs
+$node->restart;
+my $after = draw_ids($node, 1000);
+cmp_ok(min_of(@$after), '>', max_of(@$new),
+	'after a restart, IDs continue above those of the accepted layout');
+
+# Back to the default layout: its IDs are far larger, accepted at once
+$node->adjust_conf('postgresql.conf', 'idgen.layout', "'idgen'");
+$node->restart;
+my $back = draw_ids($node, 1000);
+cmp_ok(min_of(@$back), '>', max_of(@$old, @$new, @$after),
+	'back to the default layout: IDs flow at once, above every earlier one');
+
+# Another node id under the same layout: the tick dominates, accepted
+$node->adjust_conf('postgresql.conf', 'idgen.node_id', '1');
+$node->restart;
+my $other_node = draw_ids($node, 1000);
+cmp_ok(min_of(@$other_node), '>', max_of(@$back),
+	'a smaller node id under the same layout: IDs above every earlier one');
+
+# twitter has the same bits and an earlier epoch: provably larger
+$node->adjust_conf('postgresql.conf', 'idgen.layout', "'twitter'");
+$node->restart;
+my $tw = draw_ids($node, 1000);
+cmp_ok(min_of(@$tw), '>', max_of(@$other_node),
+	'preset twitter (earlier epoch): accepted at once, IDs above every earlier one');
+like(slurp_file($node->logfile),
+	qr/Every new ID is larger than every ID issued before/,
+	'the server log notes the accepted change');
+is(scalar(duplicates([ @$old, @$new, @$after, @$back, @$other_node, @$tw ])),
+	0, 'no ID issued twice');
+
+$node->stop;
+done_testing();
