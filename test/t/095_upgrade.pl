@@ -1,4 +1,4 @@
-# 090_upgrade.pl
+# 095_upgrade.pl
 #	ALTER EXTENSION idgen UPDATE from 0.1, with IDs issued before it.
 #
 # The extension is created at version 0.1 (its released install script),
