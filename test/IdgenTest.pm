@@ -27,7 +27,8 @@ use Test::More;
 our @EXPORT = qw(idgen_node idgen_standby start_node set_clock crash_node
   wait_ready start_drawer stop_drawers finish_drawer start_pgbench
   finish_pgbench draw_ids try_sql first_disorder duplicates max_of min_of
-  clock_error_re no_unexpected_errors start_load wait_for_clock);
+  clock_error_re no_unexpected_errors start_load wait_for_clock drawn_count
+  wait_drawn);
 
 our $faketime_lib = '/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1';
 
@@ -217,16 +218,24 @@ sub start_load
 
 	$node->poll_query_until('postgres', "SELECT count(*) >= $rows FROM ids")
 	  or die "no load on node " . $node->name;
+	# Every session has received IDs (waited for, not assumed)
+	for my $d (@drawers)
+	{
+		wait_drawn($d, 0) > 0
+		  or die "session $d->{name} of node " . $node->name . " drew no ID";
+	}
 	return (\@drawers, $pgbench);
 }
 
 # Call snowflake_nextval every 200 ms for up to $seconds until it succeeds.
 # Returns the number of failures, how many of them were not the clock error,
-# and the first ID (undef if none came).
+# the first ID (undef if none came) and a list of how many ms behind the
+# generator each clock error said the clock was.
 sub wait_for_clock
 {
 	my ($node, $seconds) = @_;
 	my ($errors, $other, $first) = (0, 0, undef);
+	my @behind;
 	my $deadline = time() + $seconds;
 
 	while (time() < $deadline)
@@ -240,9 +249,10 @@ sub wait_for_clock
 		}
 		$errors++;
 		$other++ unless $err =~ clock_error_re();
+		push @behind, $1 if $err =~ /the system clock is (\d+) ms behind/;
 		usleep(200_000);
 	}
-	return ($errors, $other, $first);
+	return ($errors, $other, $first, \@behind);
 }
 
 # Start a background psql session drawing IDs until a row appears in table
@@ -317,6 +327,38 @@ sub finish_drawer
 	close $fh;
 	my $err = PostgreSQL::Test::Utils::slurp_file($d->{err});
 	return (\@ids, $err, $end);
+}
+
+# How many IDs a drawer has received so far (psql writes each result to
+# its file as soon as it has it)
+sub drawn_count
+{
+	my ($d) = @_;
+	my $n = 0;
+
+	open my $fh, '<', $d->{out} or return 0;
+	while (my $line = <$fh>)
+	{
+		$n++ if $line =~ /^\d+\n/;
+	}
+	close $fh;
+	return $n;
+}
+
+# Wait until a drawer has received more than $n IDs, or has ended, or the
+# test timeout has passed; returns how many it has received
+sub wait_drawn
+{
+	my ($d, $n) = @_;
+	my $deadline = time() + $PostgreSQL::Test::Utils::timeout_default;
+	my $got;
+
+	while (($got = drawn_count($d)) <= $n && time() < $deadline)
+	{
+		last unless $d->{h}->pumpable;
+		usleep(20_000);
+	}
+	return $got;
 }
 
 # Ask every drawer of a node to stop after its current batch
