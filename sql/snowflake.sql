@@ -65,10 +65,13 @@ SET max_parallel_workers_per_gather = 2;
 EXPLAIN (COSTS OFF) SELECT count(DISTINCT idgen.snowflake_nextval()) FROM par;
 SELECT count(*) AS n, count(DISTINCT id) AS distinct_ids
 FROM (SELECT idgen.snowflake_nextval() AS id FROM par) s;
-SET force_parallel_mode = on;
+-- force_parallel_mode is debug_parallel_query since PostgreSQL 16
+SELECT CASE WHEN current_setting('server_version_num')::int >= 160000
+  THEN 'debug_parallel_query' ELSE 'force_parallel_mode' END AS force_parallel \gset
+SET :force_parallel = on;
 EXPLAIN (COSTS OFF) SELECT idgen.snowflake_nextval();
 SELECT idgen.snowflake_nextval() > (SELECT max(id) FROM ids) AS larger_in_worker;
-RESET force_parallel_mode;
+RESET :force_parallel;
 RESET max_parallel_workers_per_gather;
 DROP TABLE par;
 

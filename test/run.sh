@@ -70,7 +70,7 @@ run_regress() {
 		"$@" $tests >"$work/$outdir.log" 2>&1
 	cat "$work/$outdir.log" | grep -E '^(test| *[a-z_]+ +\.\.\.|ok|not ok|#|     )' || true
 	for t in $tests; do
-		if grep -qE "^(not ok|test +$t +\.\.\. +FAILED| +$t +\.\.\. +FAILED|     $t +\.\.\. FAILED)|[ ]$t +\.\.\. +FAILED" "$work/$outdir.log"; then
+		if grep -qE "^(not ok +[0-9]+ +[-+] +$t( |$)|test +$t +\.\.\. +FAILED| +$t +\.\.\. +FAILED|     $t +\.\.\. FAILED)|[ ]$t +\.\.\. +FAILED" "$work/$outdir.log"; then
 			fail "$driver $t"
 		elif grep -qE "(^| )$t +\.\.\. +ok|ok +[0-9]+ +[-+] +$t " "$work/$outdir.log"; then
 			pass "$driver $t"
