@@ -192,8 +192,6 @@ check_can_generate(void)
 				 errmsg("cannot generate snowflake IDs during recovery"),
 				 errdetail("A standby usually has a copy of its primary's idgen.node_id, so its IDs could collide with the primary's."),
 				 errhint("Set idgen.allow_on_standby to on only if this server has a node id of its own.")));
-	if (unlikely(pg_atomic_read_u32(&sf->blocked) != 0))
-		report_blocked();
 	if (idgen_node_id == IDGEN_NODE_AUTO)
 		return idgen_lease_node();
 	return idgen_node_id;
@@ -358,10 +356,20 @@ idgen_snowflake_next(int gene_bits, uint64 gene)
 			continue;
 		}
 
-		/* Not yet covered by a durable reservation: wait for the worker */
+		/*
+		 * Not yet covered by a durable reservation: wait for the worker.
+		 * While a layout change is refused the worker publishes none, so
+		 * the refusal costs the hot path nothing.
+		 */
 		if ((uint64) ntick >= pg_atomic_read_u64(&sf->reserved_end) &&
 			!RecoveryInProgress())
 		{
+			if (pg_atomic_read_u32(&sf->blocked) != 0)
+			{
+				if (on_cv)
+					ConditionVariableCancelSleep();
+				report_blocked();
+			}
 			if (!waited_reserve)
 			{
 				pg_atomic_fetch_add_u64(&sf->reserve_waits, 1);
