@@ -91,10 +91,21 @@ cleanup_root() {
 	mounted=("${mounted[@]}")
 }
 
+# End a process and its descendants, children first
+kill_tree() {
+	local c
+	for c in $(ps -o pid= --ppid "$1" 2>/dev/null); do
+		kill_tree "$c"
+	done
+	kill -TERM "$1" 2>/dev/null
+}
+
 current_root=
+bg_pid=
 fresh_dirs=()
 on_exit() {
 	local d
+	[ -n "$bg_pid" ] && kill_tree "$bg_pid"
 	[ -n "$current_root" ] && cleanup_root "$current_root"
 	for d in "${fresh_dirs[@]}"; do
 		remove_root "$d"
@@ -214,7 +225,8 @@ run_version() {
 	git -C "$top" ls-files -co --exclude-standard -z |
 		rsync -a --from0 --files-from=- "$top/" "$root/root/idgen/"
 
-	{
+	# In the background, so that a signal ends it at once (see on_exit)
+	( {
 		echo "== PG $n ($suite) in $root, $(date -u '+%F %T') UTC"
 		if [ $is_fresh = 1 ]; then
 			# The README's two commands, as a new user runs them
@@ -225,8 +237,7 @@ run_version() {
 			echo "== setup/demo done in $((t0 - t1)) s"
 			[ $rc -eq 0 ] || echo "FAILED: demo (exit $rc)"
 			echo "== bash test/run.sh"
-			in_root "$root" env ${FUZZ_SECONDS:+FUZZ_SECONDS=$FUZZ_SECONDS} \
-				${TAP_TESTS:+TAP_TESTS="$TAP_TESTS"} \
+			in_root "$root" env FUZZ_SECONDS="${FUZZ_SECONDS:-}" TAP_TESTS="${TAP_TESTS:-}" \
 				bash -c 'cd /root/idgen && bash test/run.sh'
 		else
 			in_root "$root" env PG_CONFIG=/usr/lib/postgresql/$n/bin/pg_config \
@@ -236,12 +247,14 @@ run_version() {
 			echo "== setup done in $((t0 - t1)) s"
 			[ $rc -eq 0 ] || echo "FAILED: setup (exit $rc)"
 			in_root "$root" env PG_CONFIG=/usr/lib/postgresql/$n/bin/pg_config \
-				${FUZZ_SECONDS:+FUZZ_SECONDS=$FUZZ_SECONDS} \
-				${TAP_TESTS:+TAP_TESTS="$TAP_TESTS"} \
+				FUZZ_SECONDS="${FUZZ_SECONDS:-}" TAP_TESTS="${TAP_TESTS:-}" \
 				bash -c 'cd /root/idgen && bash test/run.sh'
 		fi
 		echo "== suite done in $(($(date +%s) - t0)) s"
-	} 2>&1 | tee "$log"
+	} 2>&1 | tee "$log" ) &
+	bg_pid=$!
+	wait "$bg_pid"
+	bg_pid=
 	cleanup_root "$root"
 	current_root=
 

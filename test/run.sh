@@ -101,7 +101,11 @@ tap_tests=${TAP_TESTS:-$(cd "$work/test" && ls t/*.pl 2>/dev/null)}
 for t in $tap_tests; do
 	log="$work/tap_$(basename "$t" .pl).log"
 	as_pg_user mkdir -p "$work/test/tmp_$(basename "$t" .pl)"
-	if (cd "$work/test" && as_pg_user env TESTDIR="$work/test/tmp_$(basename "$t" .pl)" \
+	# TESTDIR for 15; 16 and later read TESTDATADIR and TESTLOGDIR (else a
+	# relative tmp_check, which the servers, in their data directory, miss)
+	tdir="$work/test/tmp_$(basename "$t" .pl)"
+	if (cd "$work/test" && as_pg_user env TESTDIR="$tdir" \
+		TESTDATADIR="$tdir/tmp_check" TESTLOGDIR="$tdir/tmp_check/log" \
 		PG_REGRESS="$PGXS_DIR/src/test/regress/pg_regress" \
 		prove -I "$PGXS_DIR/src/test/perl" -I "$work/test" "$t") >"$log" 2>&1; then
 		pass "tap $t"
