@@ -46,7 +46,6 @@ id_to_base62(PG_FUNCTION_ARGS)
 	int64		id = PG_GETARG_INT64(0);
 	char		buf[IDGEN_BASE62_LEN + 1];
 
-	idgen_require_loaded();
 	if (!idgen_base62_encode(id, buf))
 		ereport(ERROR,
 				(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
@@ -65,7 +64,6 @@ id_from_base62(PG_FUNCTION_ARGS)
 	int64		id;
 	IdgenCodecError err;
 
-	idgen_require_loaded();
 	if (!idgen_base62_decode(VARDATA_ANY(t), VARSIZE_ANY_EXHDR(t), &id, &err))
 	{
 		if (err.range)
@@ -97,7 +95,6 @@ id_to_friendly(PG_FUNCTION_ARGS)
 	char		out[IDGEN_FRIENDLY_MAXLEN + 1];
 	IdgenCodecError err;
 
-	idgen_require_loaded();
 	l = friendly_layout(fcinfo, 1, &buf);
 	if (!idgen_friendly_encode(l, id, out, sizeof(out), &err))
 		ereport(ERROR,
@@ -119,7 +116,6 @@ id_from_friendly(PG_FUNCTION_ARGS)
 	int64		id;
 	IdgenCodecError err;
 
-	idgen_require_loaded();
 	l = friendly_layout(fcinfo, 1, &buf);
 	if (!idgen_friendly_decode(l, VARDATA_ANY(t), VARSIZE_ANY_EXHDR(t), &id,
 							   &err))

@@ -20,7 +20,6 @@ layout_from_arg(FunctionCallInfo fcinfo, int n, IdgenLayout *buf)
 {
 	char	   *spec = NULL;
 
-	idgen_require_loaded();
 	if (PG_NARGS() > n && !PG_ARGISNULL(n))
 		spec = text_to_cstring(PG_GETARG_TEXT_PP(n));
 	return idgen_layout_arg(spec, buf);

@@ -83,7 +83,6 @@ gene_of_text(PG_FUNCTION_ARGS)
 	text	   *key = PG_GETARG_TEXT_PP(0);
 	int32		bits = PG_GETARG_INT32(1);
 
-	idgen_require_loaded();
 	check_gene_bits(bits);
 	PG_RETURN_INT32(text_gene(key, bits));
 }
@@ -97,7 +96,6 @@ gene_of_int8(PG_FUNCTION_ARGS)
 	int64		key = PG_GETARG_INT64(0);
 	int32		bits = PG_GETARG_INT32(1);
 
-	idgen_require_loaded();
 	check_gene_bits(bits);
 	PG_RETURN_INT32(idgen_gene_of_int(key, bits));
 }
@@ -112,7 +110,6 @@ gene_id_origin_text(PG_FUNCTION_ARGS)
 	text	   *key = PG_GETARG_TEXT_PP(1);
 	int32		bits = PG_GETARG_INT32(2);
 
-	idgen_require_loaded();
 	check_gene_bits(bits);
 	PG_RETURN_INT64(gene_compose(origin, bits, text_gene(key, bits)));
 }
@@ -127,7 +124,6 @@ gene_id_origin_int8(PG_FUNCTION_ARGS)
 	int64		key = PG_GETARG_INT64(1);
 	int32		bits = PG_GETARG_INT32(2);
 
-	idgen_require_loaded();
 	check_gene_bits(bits);
 	PG_RETURN_INT64(gene_compose(origin, bits, idgen_gene_of_int(key, bits)));
 }
@@ -176,7 +172,6 @@ gene_decode(PG_FUNCTION_ARGS)
 	Datum		values[2];
 	bool		nulls[2] = {false, false};
 
-	idgen_require_loaded();
 	check_gene_bits(bits);
 	if (id < 0)
 		ereport(ERROR,

@@ -6,6 +6,9 @@
  * Everything here runs in the postmaster at start-up (via
  * shared_preload_libraries) except idgen_require_loaded and
  * idgen_layout_arg, which run in backends and keep no shared state.
+ * Functions of pure arithmetic (genes, codecs, decode and make with a named
+ * layout) work without the preload; generators, status functions and
+ * anything using the server's idgen.layout need it.
  */
 #include "postgres.h"
 
@@ -292,8 +295,12 @@ idgen_layout_arg(const char *spec, IdgenLayout *buf)
 	char		err[256];
 	IdgenLayoutError why;
 
+	/* The server's layout needs the preload; a named one does not */
 	if (spec == NULL)
+	{
+		idgen_require_loaded();
 		return &idgen_layout;
+	}
 	if (cached_spec && strcmp(cached_spec, spec) == 0)
 	{
 		*buf = cached;

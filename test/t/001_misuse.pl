@@ -10,16 +10,14 @@ my $node = PostgreSQL::Test::Cluster->new('misuse');
 $node->init;
 $node->start;
 
-# Not in shared_preload_libraries: every function refuses, with SQLSTATE 55000
+# Not in shared_preload_libraries: generators, status functions and
+# whatever uses the server's idgen.layout refuse, with SQLSTATE 55000
 $node->safe_psql('postgres', 'CREATE EXTENSION idgen');
 for my $call ('idgen.snowflake_nextval()', 'idgen.snowflake_status()',
-	'idgen.id_decode(1)', "idgen.id_decode(1, 'twitter')",
-	"idgen.id_make(now(), 1, 1)", 'idgen.id_timestamp(1)',
-	"idgen.gene_of('testroy', 3)", 'idgen.gene_of(5, 3)',
-	"idgen.gene_id(12394846, 'testroy', 3)", "idgen.gene_id('testroy', 3)",
-	'idgen.gene_decode(99158770, 3)', 'idgen.id_to_base62(1)',
-	"idgen.id_from_base62('00000000001')", 'idgen.id_to_friendly(1)',
-	"idgen.id_from_friendly('20240101000000000-0-0', 'idgen')",
+	'idgen.snowflake_accept_layout()',
+	'idgen.id_decode(1)', "idgen.id_make(now(), 1, 1)", 'idgen.id_timestamp(1)',
+	"idgen.gene_id('testroy', 3)", 'idgen.gene_id(5, 3)',
+	'idgen.id_to_friendly(1)', "idgen.id_from_friendly('20240101000000000-0-0')",
 	"idgen.segment_nextval('t')", "idgen.segment_create('t')",
 	"idgen.segment_alter('t', 10)", "idgen.segment_drop('t')",
 	'idgen.segment_status_fn()', 'idgen.node_lease_status()')
@@ -29,6 +27,30 @@ for my $call ('idgen.snowflake_nextval()', 'idgen.snowflake_status()',
 	like($err, qr/ERROR:  55000: idgen must be loaded via "shared_preload_libraries"/,
 		"$call without preload");
 }
+
+# The pure functions work without the preload (as on a Citus worker that
+# only stores shards), with the same results as with it; their errors are
+# the usual ones
+my %pure = (
+	"idgen.gene_of('testroy', 3)" => '2',
+	'idgen.gene_of(5, 3)' => '5',
+	"idgen.gene_id(12394846, 'testroy', 3)" => '99158770',
+	'idgen.gene_id(12394846, 5::bigint, 3)' => '99158773',
+	'idgen.gene_decode(99158770, 3)' => '(12394846,2)',
+	'idgen.id_to_base62(175928847299117063)' => '0Czks0tP37X',
+	"idgen.id_from_base62('0Czks0tP37X')" => '175928847299117063',
+	"(idgen.id_decode(1541815603606036480, 'twitter')).node_id" => '378',
+	"idgen.id_timestamp(175928847299117063, 'discord') = '2016-04-30 11:18:25.796+00'" => 't',
+	"idgen.id_make('2016-04-30 11:18:25.796+00', 32, 7, 'discord')" => '175928847299117063',
+	"idgen.id_from_friendly(idgen.id_to_friendly(4222977, 'idgen'), 'idgen')" => '4222977');
+for my $call (sort keys %pure)
+{
+	my ($ret, $out, $err) = $node->psql('postgres', "SELECT $call");
+	is($out, $pure{$call}, "$call without preload") or diag($err);
+}
+my ($pret, $pout, $perr) = $node->psql('postgres',
+	"\\set VERBOSITY verbose\nSELECT idgen.id_decode(1, 'ts=41,node=10,seq=12,unit=1ms,epoch=2024-02-31')");
+like($perr, qr/ERROR:  22008: invalid layout/, 'a bad layout without preload: the usual error');
 
 # Preloaded without a node id: generating fails with a hint, decoding works
 $node->append_conf('postgresql.conf', "shared_preload_libraries = 'idgen'\nidgen.database = 'postgres'");
