@@ -75,6 +75,11 @@ is($node->safe_psql('postgres', q{
 	WHERE p.pronamespace = 'idgen'::regnamespace
 	  AND obj_description(p.oid, 'pg_proc') IS NULL}),
 	'0', 'every function has a comment');
+is($node->safe_psql('postgres', q{
+	SELECT count(*) FROM pg_class c
+	WHERE c.relnamespace = 'idgen'::regnamespace AND c.relkind IN ('r', 'v')
+	  AND obj_description(c.oid, 'pg_class') IS NULL}),
+	'0', 'every table and view has a comment');
 
 # A restart with the clock 30 s back: still above every earlier ID
 $node->stop('fast');
