@@ -176,6 +176,8 @@ write_state(int64 until_us)
 	state.reserved_until_us = until_us;
 	state.node_id = idgen_node_id;
 	state.pad = 0;
+	if (idgen_snowflake_instance_key() != 0)
+		state.instance_key = idgen_snowflake_instance_key();
 	memset(state.layout_spec, 0, sizeof(state.layout_spec));
 	strlcpy(state.layout_spec, idgen_layout_spec ? idgen_layout_spec : "idgen",
 			sizeof(state.layout_spec));
