@@ -138,7 +138,7 @@ remove_root() {
 
 # Make the chroot of a release: debootstrap, and apt settings for a chroot
 make_root() {
-	local n=$1 root=$2 suite script=() m
+	local n=$1 root=$2 fresh_root=${3:-0} suite script=() m
 	suite=$(codename "$n")
 	m=$(mirror)
 	if [ -z "$m" ]; then
@@ -166,7 +166,13 @@ make_root() {
 	# Testing's Release file may be past its Valid-Until on a snapshot mirror
 	if [ "$suite" = forky ]; then
 		echo 'Acquire::Check-Valid-Until "false";' \
-			>"$root/etc/apt/apt.conf.d/99idgen-matrix"
+			>>"$root/etc/apt/apt.conf.d/99idgen-matrix"
+	fi
+	# A cached chroot installs only what setup.sh names (quicker); a fresh
+	# one installs as a new user's apt does, recommended packages too
+	if [ "$fresh_root" != 1 ]; then
+		echo 'APT::Install-Recommends "false";' \
+			>>"$root/etc/apt/apt.conf.d/99idgen-matrix"
 	fi
 	# No services start inside the chroot (postgresql's postinst would)
 	printf '#!/bin/sh\nexit 101\n' >"$root/usr/sbin/policy-rc.d"
@@ -200,7 +206,7 @@ run_version() {
 
 	t0=$(date +%s)
 	if [ $is_fresh = 1 ] || [ ! -e "$root/.idgen-matrix-ready" ]; then
-		if ! make_root "$n" "$root"; then
+		if ! make_root "$n" "$root" "$is_fresh"; then
 			v_failed=1 v_note="chroot could not be made"
 			return
 		fi
@@ -219,8 +225,10 @@ run_version() {
 		return
 	fi
 
-	# The checkout, as a fresh clone would have it (plus new files)
-	rm -rf "$root/root/idgen"
+	# The checkout, as a fresh clone would have it (plus new files); the
+	# last run's test output goes (run.sh keeps it under /tmp)
+	rm -rf --one-file-system "$root/root/idgen" "$root"/tmp/idgen-test.* \
+		"$root"/tmp/idgen-demo.*
 	mkdir -p "$root/root/idgen"
 	git -C "$top" ls-files -co --exclude-standard -z |
 		rsync -a --from0 --files-from=- "$top/" "$root/root/idgen/"
@@ -246,6 +254,7 @@ run_version() {
 			t0=$(date +%s)
 			echo "== setup done in $((t0 - t1)) s"
 			[ $rc -eq 0 ] || echo "FAILED: setup (exit $rc)"
+			in_root "$root" apt-get clean
 			in_root "$root" env PG_CONFIG=/usr/lib/postgresql/$n/bin/pg_config \
 				FUZZ_SECONDS="${FUZZ_SECONDS:-}" TAP_TESTS="${TAP_TESTS:-}" \
 				bash -c 'cd /root/idgen && bash test/run.sh'
