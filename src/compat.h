@@ -4,9 +4,10 @@
  *		against (15, 17 and 18), keyed on PG_VERSION_NUM.
  *
  * As Citus's pg_version_compat.h does: code elsewhere uses the newest
- * version's names, and this header supplies them on older versions, so that
- * dropping a version later is deleting its block here.  Included by idgen.h,
- * after postgres.h.
+ * version's names, and this header supplies them on older versions; where a
+ * function's arguments changed, code calls a name_compat() that is right on
+ * each.  Dropping a version later is deleting its block here.  Included by
+ * idgen.h, after postgres.h.
  */
 #ifndef IDGEN_COMPAT_H
 #define IDGEN_COMPAT_H
