@@ -14,6 +14,8 @@ $node->append_conf('postgresql.conf', qq{
 shared_preload_libraries = 'idgen'
 idgen.node_id = 1
 idgen.database = 'postgres'
+# calls wait for the worker after each start: only a hang may fail them
+idgen.segment_wait_timeout = '60s'
 });
 $node->start;
 $node->safe_psql('postgres', q{

@@ -14,7 +14,7 @@ use IPC::Run;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
-use Time::HiRes qw(usleep);
+use Time::HiRes qw(usleep time);
 
 my $node = PostgreSQL::Test::Cluster->new('segment_kill');
 $node->init;
@@ -71,11 +71,13 @@ sub worker_pid
 		q{SELECT pid FROM pg_stat_activity WHERE backend_type = 'idgen worker'});
 }
 
-# Wait until a worker other than $old runs; returns its PID
+# Wait until a worker other than $old runs; returns its PID ('' if none
+# came within the test timeout)
 sub wait_new_worker
 {
 	my ($old) = @_;
-	for (1 .. 20 * 10)
+	my $deadline = time() + $PostgreSQL::Test::Utils::timeout_default;
+	while (time() < $deadline)
 	{
 		my $pid = eval { worker_pid() } // '';
 		return $pid if $pid ne '' && $pid ne $old;
@@ -84,18 +86,38 @@ sub wait_new_worker
 	return '';
 }
 
-# 1. SIGTERM under load
-my $run = start_pgbench(8);
-sleep 2;
-my $pid1 = worker_pid();
-like($pid1, qr/^\d+$/, 'the worker runs');
-my $count_before = $node->safe_psql('postgres', 'SELECT count(*) FROM drawn');
-kill 'TERM', $pid1;
-my $pid2 = wait_new_worker($pid1);
-like($pid2, qr/^\d+$/, 'SIGTERM: a new worker started');
-my ($rc, $out, $err) = finish_pgbench($run);
-is($rc, 0, 'SIGTERM: pgbench exits 0');
-unlike($err, qr/ERROR|aborted/, 'SIGTERM: no client saw an error');
+# Wait until clients have committed more rows than $n
+sub wait_drawing
+{
+	my ($n) = @_;
+	$node->poll_query_until('postgres', "SELECT count(*) > $n FROM drawn")
+	  or die 'the clients draw no ID';
+	return;
+}
+
+# 1. SIGTERM under load.  It shows something only if the clients were
+# drawing when the worker stopped and still ran when the new one had
+# started (so they drew across its absence): that is checked, and the
+# round is run again with a longer load if it did not hold.
+my ($run, $pid1, $pid2, $rc, $out, $err, $count_before, $spanned);
+for my $round (1 .. 4)
+{
+	$run = start_pgbench(8 * 2**($round - 1));
+	wait_drawing($node->safe_psql('postgres', 'SELECT count(*) FROM drawn'));
+	$pid1 = worker_pid();
+	like($pid1, qr/^\d+$/, "round $round: the worker runs");
+	$count_before = $node->safe_psql('postgres', 'SELECT count(*) FROM drawn');
+	kill 'TERM', $pid1;
+	$pid2 = wait_new_worker($pid1);
+	like($pid2, qr/^\d+$/, "SIGTERM, round $round: a new worker started");
+	$spanned = $run->{h}->pumpable;
+	($rc, $out, $err) = finish_pgbench($run);
+	is($rc, 0, "SIGTERM, round $round: pgbench exits 0");
+	unlike($err, qr/ERROR|aborted/, "SIGTERM, round $round: no client saw an error");
+	last if $spanned;
+	note "round $round: pgbench ended before the new worker started; again, longer";
+}
+ok($spanned, 'SIGTERM: the clients ran from before the worker stopped until after the new one started');
 my $count_after = $node->safe_psql('postgres', 'SELECT count(*) FROM drawn');
 cmp_ok($count_after, '>', $count_before,
 	'SIGTERM: clients kept drawing after the worker was stopped');
@@ -109,8 +131,9 @@ is($node->safe_psql('postgres', q{
 
 # 2. SIGKILL under load: the whole server restarts
 my $max_before_kill;
+my $rows_now = $node->safe_psql('postgres', 'SELECT count(*) FROM drawn');
 $run = start_pgbench(6);
-sleep 2;
+wait_drawing($rows_now);
 my $log_offset = -s $node->logfile;
 kill 'KILL', $pid2;
 ($rc, $out, $err) = finish_pgbench($run);

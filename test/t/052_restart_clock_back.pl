@@ -6,6 +6,11 @@
 # start from the wall clock and repeat IDs; with it, it starts above every ID
 # issued before.  Set back further than idgen.max_lead, calls get the
 # documented clock error until the clock catches up or max_lead is raised.
+#
+# The clock offsets are large enough that how long a restart takes on a
+# busy machine cannot change what the test sees; where it could (7 s back,
+# just past max_lead), the test asserts what is allowed either way: a call
+# fails with the clock error or returns an ID above every earlier one.
 use strict;
 use warnings;
 
@@ -59,13 +64,6 @@ sub draw_checked
 	return;
 }
 
-# The lead of the generator over the wall clock, in ms
-sub lead_ms
-{
-	return $node->safe_psql('postgres',
-		'SELECT lead_ms FROM idgen.snowflake_status()');
-}
-
 # Does a call fail with the clock error?
 sub clock_error_now
 {
@@ -98,24 +96,28 @@ sub set_max_lead
 
 draw_checked('before any restart');
 
-# Clean stop, clock 1 minute back, start: the clock error, not an old ID
+# Clean stop, clock 10 minutes back, start: the clock error, not an old ID
 $node->stop;
-set_clock($node, '-1m');
+set_clock($node, '-10m');
 start_node($node);
 wait_ready($node);
-my $lead = lead_ms();
-ok($lead > 55_000 && $lead < 65_000,
-	"after the restart the generator starts above the reservation, about a minute ahead of the clock ($lead ms)"
-);
-clock_error_now('clock 1 minute back after a restart');
+is( $node->safe_psql('postgres',
+		"SELECT clock_timestamp() < idgen.id_timestamp($max)"),
+	't',
+	'after the restart the wall clock is below the last ID issued');
+is( $node->safe_psql('postgres',
+		"SELECT last_tick >= idgen.id_timestamp($max) FROM idgen.snowflake_status()"),
+	't',
+	'after the restart the generator starts above the reservation, at or above the last ID issued');
+clock_error_now('clock 10 minutes back after a restart');
 is( $node->safe_psql(
 		'postgres', "SELECT count(*) FROM ids WHERE src LIKE 'clock%'"),
 	'0',
 	'no row was inserted while the clock was behind');
 
 # Raising idgen.max_lead lets IDs flow, above every earlier one
-set_max_lead('2min');
-draw_checked('clock 1 minute back, idgen.max_lead 2min');
+set_max_lead('20min');
+draw_checked('clock 10 minutes back, idgen.max_lead 20min');
 
 # Default max_lead again, restart with the clock still back: the error
 # again, until the clock is set forward
@@ -123,38 +125,43 @@ set_max_lead(undef);
 $node->stop;
 start_node($node);
 wait_ready($node);
-clock_error_now('second restart, clock still 1 minute back');
+clock_error_now('second restart, clock still 10 minutes back');
 set_clock($node, '+0');
 draw_checked('clock set forward again');
 
-# Crash, clock 7 s back (past max_lead), start: calls fail until the clock
-# has caught up, then the first ID is greater than all before
+# Crash, clock 7 s back (past max_lead), start: calls fail with the clock
+# error until the clock has caught up (how many do depends on how long the
+# restart took, so it is not counted), then the first ID is greater than
+# all before
 crash_node($node);
 set_clock($node, '-7');
 start_node($node);
 wait_ready($node);
-my ($errors, $other, $first) = wait_for_clock($node, 60);
-cmp_ok($errors, '>', 0, 'crash, clock 7 s back: calls failed at first');
+my ($errors, $other, $first, $behind) = wait_for_clock($node, 60);
+note "crash, clock 7 s back: $errors calls failed before IDs flowed";
 is($other, 0, 'crash, clock 7 s back: every failure was the clock error');
+is(scalar(grep { $_ <= 5000 } @$behind),
+	0, 'crash, clock 7 s back: every clock error was past idgen.max_lead');
 ok(defined $first, 'crash, clock 7 s back: IDs flow once the clock caught up');
 cmp_ok($first // 0, '>', $max,
 	'the first ID after waiting is greater than all before');
 issued([$first]) if defined $first;
 draw_checked('after waiting for the clock');
 
-# Crash, clock 3 s back (within max_lead): IDs at once, from the logical
-# clock -- the window in which other generators repeat IDs
+# Crash, clock 30 s back, within idgen.max_lead (1 min here): IDs at once,
+# from the logical clock -- the window in which other generators repeat IDs
 set_clock($node, '+0');
+set_max_lead('1min');
 draw_checked('clock at the real time');
 crash_node($node, all => 1);
-set_clock($node, '-3');
+set_clock($node, '-30');
 start_node($node);
 wait_ready($node);
 is( $node->safe_psql('postgres',
 		"SELECT clock_timestamp() < idgen.id_timestamp($max)"),
 	't',
-	'crash, clock 3 s back: the wall clock is below the last ID issued');
-draw_checked('crash, clock 3 s back');
+	'crash, clock 30 s back: the wall clock is below the last ID issued');
+draw_checked('crash, clock 30 s back');
 
 my @dups = duplicates(\@all);
 is(scalar @dups, 0, 'no ID issued twice over all the restarts');

@@ -1,7 +1,16 @@
 # A central segment server that hangs (accepts connections, never answers)
-# delays only the remote worker: snowflake IDs keep flowing at full speed,
-# with no call waiting for the reservation, while segment calls fail
+# delays only the remote worker: snowflake IDs keep flowing, every call
+# succeeding and every ID above the one before, while segment calls fail
 # clearly after idgen.segment_wait_timeout.
+#
+# The test asserts outcomes, not speed: it draws snowflake IDs until the
+# hang has outlasted every timeout involved (five segment calls have each
+# waited idgen.segment_wait_timeout, so the remote worker has spent more
+# than one whole 2 s attempt on the server; and IDs beyond the reservation
+# that existed when the hang began have been issued, so the reservation was
+# extended during it).  idgen.worker_wait_timeout is short, so that a
+# reservation stalled behind the hanging server would make snowflake calls
+# fail.
 use strict;
 use warnings;
 use IO::Socket::INET;
@@ -9,6 +18,7 @@ use Time::HiRes qw(time);
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
+use IdgenTest;
 
 # A "server" that completes TCP handshakes (the kernel does, from the
 # backlog) and never says a word
@@ -27,47 +37,86 @@ idgen.node_id = 5
 idgen.database = 'postgres'
 idgen.segment_server = 'host=127.0.0.1 port=$hang_port dbname=postgres user=nobody'
 idgen.segment_wait_timeout = '1s'
+idgen.worker_wait_timeout = '500ms'
 });
 $node->start;
-$node->safe_psql('postgres', 'CREATE EXTENSION idgen');
-is($node->safe_psql('postgres',
-	q{SELECT count(*) FROM pg_stat_activity WHERE backend_type IN ('idgen worker', 'idgen remote worker')}),
-	'2', 'with a central segment server, the idgen worker and the remote worker run');
+$node->safe_psql('postgres',
+	'CREATE EXTENSION idgen; CREATE TABLE idgen_test_stop (stop boolean)');
+ok( $node->poll_query_until(
+		'postgres',
+		q{SELECT count(*) = 2 FROM pg_stat_activity WHERE backend_type IN ('idgen worker', 'idgen remote worker')}
+	),
+	'with a central segment server, the idgen worker and the remote worker run');
 
 # The first ID waits for the first reservation; take it out of the way
-$node->safe_psql('postgres', 'SELECT idgen.snowflake_nextval()');
-my $waits_before = $node->safe_psql('postgres',
-	'SELECT reservation_waits FROM idgen.snowflake_status()');
+my @ids = ($node->safe_psql('postgres', 'SELECT idgen.snowflake_nextval()') + 0);
+my ($waits_before, $reserved_before) = split /\|/,
+  $node->safe_psql('postgres',
+	'SELECT reservation_waits, extract(epoch FROM reserved_until) * 1000 FROM idgen.snowflake_status()'
+  );
 
 # Keep the remote worker busy with the hanging server: a session asks for a
-# segment again and again, for about 6 s, while another draws snowflake IDs
-my $seg = $node->background_psql('postgres', on_error_stop => 0);
-my ($n, $slowest, $seg_errors) = (0, 0, 0);
-my $t_end = time + 6;
-while (time < $t_end)
+# segment again and again, in the background
+my $seg = start_drawer($node,
+	name => 'segment',
+	sql => "SELECT idgen.segment_nextval('order');");
+
+# Segment calls that have failed so far
+sub seg_errors
 {
-	my ($ret, $stdout, $stderr) = (0, '', '');
-	$seg->query("SELECT idgen.segment_nextval('order')");
-	$seg_errors++ if $seg->{stderr} =~ /could not draw an ID for segment tag "order"/;
-	$seg->{stderr} = '';
-	for (1 .. 10)
+	return grep { /ERROR/ } split /\n/, slurp_file($seg->{err});
+}
+
+# Meanwhile draw snowflake IDs, each batch checked, until the hang has
+# outlasted every timeout (see the top); stop at the first failed batch
+my ($batches, $failed, $last_ts) = (0, 0, 0);
+my $deadline = time + $PostgreSQL::Test::Utils::timeout_default;
+while ((seg_errors() < 5 || $last_ts <= $reserved_before) && !$failed)
+{
+	die 'the segment calls did not fail, or the snowflake IDs did not move on'
+	  if time > $deadline;
+	my ($ret, $out, $err) = try_sql($node,
+		'SELECT id, extract(epoch FROM idgen.id_timestamp(id)) * 1000
+		 FROM (SELECT idgen.snowflake_nextval() AS id
+			   FROM generate_series(1, 1000) OFFSET 0) s');
+	$batches++;
+	if ($ret != 0)
 	{
-		my $t0 = time;
-		$node->safe_psql('postgres',
-			'SELECT count(idgen.snowflake_nextval()) FROM generate_series(1, 1000)');
-		my $dt = time - $t0;
-		$slowest = $dt if $dt > $slowest;
-		$n += 1000;
+		$failed++;
+		diag "batch $batches failed: $err";
+		next;
+	}
+	for (split /\n/, $out)
+	{
+		my ($id, $ts) = split /\|/;
+		push @ids, $id + 0;
+		$last_ts = $ts;
 	}
 }
-$seg->quit;
+stop_drawers($node);
+my ($seg_ids, $seg_err, $seg_end) = finish_drawer($seg);
+my @seg_errors = grep { /ERROR/ } split /\n/, $seg_err;
 
-cmp_ok($seg_errors, '>=', 1, 'segment calls fail while the central server hangs');
-cmp_ok($n, '>=', 50000, "snowflake IDs kept flowing ($n drawn)");
-is($node->safe_psql('postgres', 'SELECT reservation_waits FROM idgen.snowflake_status()'),
-	$waits_before, 'no snowflake call waited for the reservation meanwhile');
-cmp_ok($slowest, '<', 0.9,
-	sprintf('no batch of 1,000 snowflake IDs took long (slowest %.3f s)', $slowest));
+is(scalar @$seg_ids, 0, 'no segment ID while the central server hangs');
+cmp_ok(scalar @seg_errors, '>=', 5, 'segment calls fail while the central server hangs');
+# Before the remote worker's first attempt has failed, a call cannot name
+# the server's failure yet, and gets the plain timeout error (55000)
+is( scalar(
+		grep {
+			!/ERROR:  (08006|55000): could not draw an ID for segment tag "order": the (central segment server|idgen worker) did not (allocate|load) a segment within 1000 ms/
+		} @seg_errors),
+	0,
+	'each with the documented timeout error');
+cmp_ok(scalar(grep { /ERROR:  08006: .* the central segment server did not allocate/ } @seg_errors),
+	'>', 0, 'once an attempt has failed, with SQLSTATE 08006 naming the central server');
+is($failed, 0, "every snowflake call succeeded meanwhile ($batches batches of 1,000)");
+is(first_disorder(\@ids), -1, 'the snowflake IDs strictly increase throughout');
+cmp_ok($last_ts, '>', $reserved_before,
+	'IDs beyond the reservation that existed when the hang began were issued: it was extended meanwhile'
+);
+note 'reservation waits meanwhile: '
+  . ($node->safe_psql('postgres',
+		'SELECT reservation_waits FROM idgen.snowflake_status()') - $waits_before);
 like(slurp_file($node->logfile), qr/central segment server|segment_server|127\.0\.0\.1/,
 	'the remote worker reports the unreachable server');
 
