@@ -266,9 +266,16 @@ _PG_init(void)
 	prev_shmem_startup_hook = shmem_startup_hook;
 	shmem_startup_hook = idgen_shmem_startup;
 
-	register_worker(false);
-	if (idgen_remote_worker_needed())
-		register_worker(true);
+	/*
+	 * No worker while pg_upgrade runs the server (binary upgrade): it must
+	 * not write tables whose files pg_upgrade is about to carry over.
+	 */
+	if (!IsBinaryUpgrade)
+	{
+		register_worker(false);
+		if (idgen_remote_worker_needed())
+			register_worker(true);
+	}
 	idgen_loaded = true;
 }
 
