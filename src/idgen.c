@@ -20,8 +20,10 @@
 #include "storage/ipc.h"
 #include "storage/lwlock.h"
 #include "storage/shmem.h"
+#include "catalog/namespace.h"
 #include "utils/builtins.h"
 #include "utils/guc.h"
+#include "utils/lsyscache.h"
 #include "utils/memutils.h"
 
 #include "idgen.h"
@@ -277,6 +279,15 @@ _PG_init(void)
 			register_worker(true);
 	}
 	idgen_loaded = true;
+}
+
+/* OID of table idgen.<name> in this database, InvalidOid if absent; no lock */
+Oid
+idgen_table_relid(const char *name)
+{
+	Oid			nsp = get_namespace_oid("idgen", true);
+
+	return OidIsValid(nsp) ? get_relname_relid(name, nsp) : InvalidOid;
 }
 
 /* Error unless loaded via shared_preload_libraries */

@@ -32,6 +32,9 @@ extern bool idgen_allow_on_standby;
 /* The layout parsed from idgen.layout at start-up (idgen.c) */
 extern IdgenLayout idgen_layout;
 
+/* OID of table idgen.<name> in this database, InvalidOid if absent (idgen.c) */
+extern Oid	idgen_table_relid(const char *name);
+
 /* Error unless the library was loaded via shared_preload_libraries */
 extern void idgen_require_loaded(void);
 

@@ -45,7 +45,6 @@
 
 #include "access/xact.h"
 #include "access/xlog.h"
-#include "catalog/namespace.h"
 #include "catalog/pg_type.h"
 #include "common/hashfn.h"
 #include "executor/spi.h"
@@ -333,17 +332,6 @@ idgen_reservation_load(void)
 			 errhint("Restore the old settings, or have a superuser run SELECT idgen.snowflake_accept_layout();")));
 }
 
-/* Does the reservation table exist?  Returns its OID or InvalidOid. */
-static Oid
-reservation_relid(void)
-{
-	Oid			nsp = get_namespace_oid("idgen", true);
-
-	if (!OidIsValid(nsp))
-		return InvalidOid;
-	return get_relname_relid("snowflake_reservation", nsp);
-}
-
 /*
  * The stored reservation in Unix microseconds, or -1 if there is none.  No
  * row lock: only this worker writes the row, and a lock would cost a WAL
@@ -428,7 +416,7 @@ idgen_reservation_step(long *sleep_ms)
 		}
 	}
 
-	relid = reservation_relid();
+	relid = idgen_table_relid("snowflake_reservation");
 	if (!OidIsValid(relid))
 	{
 		/* Extension not installed here (yet): look again soon */

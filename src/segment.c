@@ -33,7 +33,6 @@
 #include "funcapi.h"
 #include "miscadmin.h"
 #include "storage/shmem.h"
-#include "catalog/namespace.h"
 #include "storage/lmgr.h"
 #include "utils/builtins.h"
 #include "utils/fmgroids.h"
@@ -328,15 +327,13 @@ init_slot(IdgenSegmentSlot *slot)
 static bool
 tag_exists(const char *tag)
 {
-	Oid			nsp = get_namespace_oid("idgen", true);
-	Oid			relid;
+	Oid			relid = idgen_table_relid("segment_alloc");
 	Relation	rel;
 	Oid			indexid;
 	ScanKeyData key;
 	SysScanDesc scan;
 	bool		found;
 
-	relid = OidIsValid(nsp) ? get_relname_relid("segment_alloc", nsp) : InvalidOid;
 	if (!OidIsValid(relid))
 		return false;
 	if (!ConditionalLockRelationOid(relid, AccessShareLock))

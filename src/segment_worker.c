@@ -21,7 +21,6 @@
 
 #include "access/xact.h"
 #include "access/xlog.h"
-#include "catalog/namespace.h"
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
 #include "miscadmin.h"
@@ -138,8 +137,7 @@ next_step(const SegmentNeed *need, int64 min_step, TimestampTz now)
 static AllocResult
 allocate(const SegmentNeed *need, int64 *first, int64 *len)
 {
-	Oid			nsp,
-				relid;
+	Oid			relid;
 	Oid			types[2] = {TEXTOID, INT8OID};
 	Datum		args[2];
 	AllocResult result = ALLOC_OK;
@@ -170,8 +168,7 @@ allocate(const SegmentNeed *need, int64 *first, int64 *len)
 	PushActiveSnapshot(GetTransactionSnapshot());
 	pgstat_report_activity(STATE_RUNNING, "idgen: segment allocation");
 
-	nsp = get_namespace_oid("idgen", true);
-	relid = OidIsValid(nsp) ? get_relname_relid("segment_alloc", nsp) : InvalidOid;
+	relid = idgen_table_relid("segment_alloc");
 	args[0] = CStringGetTextDatum(need->tag);
 
 	if (!OidIsValid(relid))
