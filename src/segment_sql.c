@@ -264,6 +264,7 @@ segment_status_fn(PG_FUNCTION_ARGS)
 		bool		has_cur = (pg_atomic_read_u32(&d->epoch) == e && d->len > 0);
 		bool		next_ready = (pg_atomic_read_u32(&nd->epoch) == ne);
 		TimestampTz last = (TimestampTz) pg_atomic_read_u64(&slot->last_fetch);
+		int64		dyn_step;
 
 		if (pg_atomic_read_u64(&slot->generation) == 0)
 			continue;
@@ -286,8 +287,9 @@ segment_status_fn(PG_FUNCTION_ARGS)
 		}
 		else
 			nulls[6] = nulls[7] = nulls[8] = true;
-		if ((int64) pg_atomic_read_u64(&slot->dyn_step) > 0)
-			values[9] = Int64GetDatum((int64) pg_atomic_read_u64(&slot->dyn_step));
+		dyn_step = (int64) pg_atomic_read_u64(&slot->dyn_step);
+		if (dyn_step > 0)
+			values[9] = Int64GetDatum(dyn_step);
 		else
 			nulls[9] = true;
 		values[10] = Int64GetDatum((int64) pg_atomic_read_u64(&slot->fetches));
