@@ -15,8 +15,9 @@ ISOLATION_OPTS = --inputdir=$(srcdir)/test --temp-config=$(srcdir)/test/regress.
 PG_CFLAGS = -std=gnu11 -Wall -Wextra -Werror -Wno-unused-parameter \
 	-Wno-missing-field-initializers -Wno-sign-compare
 
-# The worker leases node ids from a registry database over libpq (src/lease.c),
-# linked the way contrib/postgres_fdw does
+# The remote worker leases node ids from a registry database and reaches a
+# central segment server over libpq (src/pqconn.c), linked the way
+# contrib/postgres_fdw does
 PG_CPPFLAGS += -I$(libpq_srcdir)
 SHLIB_LINK_INTERNAL += $(libpq)
 
