@@ -124,16 +124,47 @@ SELECT idgen.id_from_friendly('20191224235959999-0-0', 'cosid_safe_js_ms', 'Asia
 SELECT idgen.id_from_friendly('20380812225440949- 6-136', 'cosid_safe_js_ms', 'Asia/Shanghai');
 \echo :LAST_ERROR_SQLSTATE
 
--- 7. Vesta's generation methods: 0 embedded, 1 central server, 2 REST
+-- 7. Vesta's generation methods: 0 embedded, 1 central server, 2 REST.
+-- Expected IDs marked "Vesta" were made by Vesta's own classes
+-- (AbstractIdServiceImpl.makeId / IdConverterImpl, iweisi/vesta-id-generator;
+-- see test/t/082_vesta.pl, which compares many more when a Vesta checkout is
+-- at hand).  Vesta: makeId(version 0, type 0, method m, time 1, seq 3,
+-- machine 2) = 1073744898, 1152921505680591874, 2305843010287438850.
 SELECT m, id, (idgen.id_decode(id, 'vesta_max_peak')).extra,
        idgen.id_to_friendly(id, l) AS friendly,
        idgen.id_from_friendly(idgen.id_to_friendly(id, l), l) = id AS round_trip
   FROM generate_series(0, 2) m,
        LATERAL (SELECT 'vesta_max_peak,method=' || m AS l) s,
        LATERAL (SELECT idgen.id_make('2015-01-01 00:00:01+08', 2, 3, l) AS id) i;
-SELECT idgen.id_make('2024-01-01', 1, 1, 'vesta_min_granularity,method=2') AS id,
-       (idgen.id_decode(idgen.id_make('2024-01-01', 1, 1, 'vesta_min_granularity,method=2'),
+-- Vesta: min-granularity makeId(0, 1, 2, 284025600000, 1, 1) = 7215351455186682881
+SELECT idgen.id_make('2024-01-01 00:00:00+00', 1, 1, 'vesta_min_granularity,method=2') AS id,
+       (idgen.id_decode(idgen.id_make('2024-01-01 00:00:00+00', 1, 1, 'vesta_min_granularity,method=2'),
                         'vesta_min_granularity')).extra;
+-- Vesta's API documentation explains 3456526092514361344: expId gives
+-- [machine=0,seq=740352,time=1071657131,genMethod=2,type=0,version=0],
+-- transTime(1071657131) 2491698731000 ms
+SELECT d.node_id, d.sequence, d.tick, d.extra,
+       (extract(epoch FROM d.ts) * 1000)::bigint AS unix_ms,
+       idgen.id_to_friendly(3456526092514361344, 'vesta_max_peak,method=2') AS friendly
+  FROM idgen.id_decode(3456526092514361344, 'vesta_max_peak') d;
+-- Vesta's IdServiceImpl.genId (min-granularity, method 2, machine 617)
+-- generated 7311177712401384041: seq 0, time 375412640343, transTime
+-- 1795454240343 ms
+SELECT d.node_id, d.sequence, d.tick, d.extra,
+       (extract(epoch FROM d.ts) * 1000)::bigint AS unix_ms,
+       idgen.id_make(timestamptz 'epoch' + 1795454240343 * interval '1 ms', 617, 0,
+                     'vesta_min_granularity,method=2') AS made,
+       idgen.id_to_friendly(7311177712401384041, 'vesta_min_granularity,method=2') AS friendly
+  FROM idgen.id_decode(7311177712401384041, 'vesta_min_granularity') d;
+-- What Vesta writes but idgen refuses (22003): version 1, makeId(1, 0, 1, 1,
+-- 3, 2) = -8070450531174183934 (bit 63: idgen's IDs are never negative), and
+-- the "reserved" method 3, makeId(0, 0, 3, 1, 3, 2) = 3458764514894285826
+SELECT idgen.id_decode(-8070450531174183934, 'vesta_max_peak');
+\echo :LAST_ERROR_SQLSTATE
+SELECT idgen.id_decode(3458764514894285826, 'vesta_max_peak');
+\echo :LAST_ERROR_SQLSTATE
+SELECT idgen.id_make(now(), 1, 1, 'vesta_max_peak,version=1');
+\echo :LAST_ERROR_SQLSTATE
 -- a method-1 ID under the method-0 layout is refused, naming the field
 SELECT idgen.id_to_friendly(1152921505680591874, 'vesta_max_peak');
 \echo :LAST_ERROR_SQLSTATE

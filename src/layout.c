@@ -77,6 +77,8 @@ static const IdgenLayout presets[] = {
 	 * progress") sets bit 63 and makes the ID a negative bigint.  id_make
 	 * writes the first of each (value); id_decode refuses IDs whose fields
 	 * hold a value outside these sets (allowed, a bit per value).
+	 * t/082_vesta.pl checks both presets bit for bit against Vesta's own
+	 * IdConverterImpl and IdServiceImpl when VESTA_SRC names a checkout.
 	 */
 	{.name = "vesta_max_peak", .ts = F("ts", 30, 30), .node = F("node", 10, 0),
 		.seq = F("seq", 20, 10), .unit_us = SEC,
