@@ -23,10 +23,13 @@
  * below that one process is called the allocator.
  *
  * "idgen snowflake" (IdgenSnowflakeShared, snowflake.h)
- *	state			pg_atomic; compare-and-swap only, by every caller, and
- *					raised (CAS to a larger value) by the postmaster at start,
- *					the idgen worker and the remote worker.  No lock: each CAS
- *					installs a successor of the value it read, so IDs grow.
+ *	state			pg_atomic; every caller adds one (the fast path) or
+ *					installs a successor with compare-and-swap; raised (CAS to
+ *					a larger value) by the postmaster at start, the idgen
+ *					worker and the remote worker.  No lock: every change makes
+ *					it larger, and a caller issues only the value its own add
+ *					or CAS produced (an added value it cannot use is skipped,
+ *					never issued), so IDs are unique and grow.
  *	reserved_end	pg_atomic; the idgen worker alone, after the reservation
  *					behind it is committed and in the state file (so a caller
  *					that reads it never uses a tick that is not durable); 0
