@@ -135,6 +135,19 @@ idgen_worker_wake_all(void)
 	wake(1);
 }
 
+/*
+ * Can entry w be given to another database?  Free, or registered long ago
+ * by a backend and never taken by its worker (its database was dropped, or
+ * it was idgen.database).  Caller holds the mutex.
+ */
+static bool
+entry_reusable(DatabaseWorker *w, int64 now)
+{
+	return w->dbid == InvalidOid ||
+		(pg_atomic_read_u32(&w->procno) == INVALID_PROC_NUMBER &&
+		 now - w->started_ms >= DATABASE_START_MS);
+}
+
 /* Register the segment worker of database dbid; false if no slot is free */
 static bool
 register_database_worker(Oid dbid)
@@ -175,7 +188,7 @@ idgen_worker_wake_database(Oid dbid)
 			w = &ws->db[i];
 			break;
 		}
-		if (free_entry == NULL && ws->db[i].dbid == InvalidOid)
+		if (free_entry == NULL && entry_reusable(&ws->db[i], now))
 			free_entry = &ws->db[i];
 	}
 	if (w == NULL && free_entry != NULL)
@@ -390,13 +403,15 @@ idgen_worker_database_main(Datum main_arg)
 	}
 	if (w == NULL)
 	{
+		int64		now = idgen_clock_monotonic_ms();
+
 		for (int i = 0; i < ws->ndb; i++)
 		{
-			if (ws->db[i].dbid == InvalidOid)
+			if (entry_reusable(&ws->db[i], now))
 			{
 				w = &ws->db[i];
 				w->dbid = dbid;
-				w->started_ms = idgen_clock_monotonic_ms();
+				w->started_ms = now;
 				break;
 			}
 		}
