@@ -11,9 +11,18 @@ src=${1:-$(dirname "$0")/../src}
 cd "$src"
 
 # Component of a file: the longest X such that X.h exists and the file is
-# X.h, X.c or X_*.c
+# X.h, X.c or X_*.c.  One exception: the pure C core (layout, codec, gene:
+# X.c includes no PostgreSQL header) is fenced from the server, and its SQL
+# glue X_sql.c, which needs the server side, is a component of its own.
 component() {
 	local base=${1%.*} best=${1%.*} try
+	case $1 in
+	*_sql.c)
+		if [ -f "${1%_sql.c}.c" ] && ! grep -q '#include "postgres.h"' "${1%_sql.c}.c"; then
+			echo "$base"
+			return
+		fi ;;
+	esac
 	try=$base
 	while :; do
 		if [ -f "$try.h" ]; then best=$try; break; fi
