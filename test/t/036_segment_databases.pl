@@ -5,7 +5,9 @@
 # database's worker allocates thousands of segments: no errors, no
 # duplicate within a database, each client's IDs increase, the status view
 # shows each database its own tag.  After a restart (and after an immediate
-# shutdown) every database continues above its own old max.
+# shutdown) every database continues above its own old max.  A server
+# without a free background worker slot refuses segment IDs in a database
+# other than idgen.database with SQLSTATE 53400, and serves idgen.database.
 use strict;
 use warnings;
 use PostgreSQL::Test::Cluster;
@@ -108,5 +110,40 @@ for my $how ('fast', 'immediate')
 			't', "$db after a $how stop: still no duplicate");
 	}
 }
+
+$node->stop;
+
+# No background worker slot left for a segment worker: the idgen worker
+# takes the only one (and no logical replication launcher runs)
+my $full = PostgreSQL::Test::Cluster->new('segment_databases_full');
+$full->init;
+$full->append_conf('postgresql.conf', qq{
+shared_preload_libraries = 'idgen'
+idgen.node_id = 1
+idgen.database = 'postgres'
+max_worker_processes = 1
+max_logical_replication_workers = 0
+});
+$full->start;
+$full->safe_psql('postgres', 'CREATE DATABASE db_full');
+for my $db ('postgres', 'db_full')
+{
+	$full->safe_psql($db, q{
+		CREATE EXTENSION idgen;
+		SELECT idgen.segment_create('t');
+	});
+}
+my ($ret, $out, $err) = $full->psql('db_full',
+	q{SELECT idgen.segment_nextval('t')},
+	extra_params => [ '-v', 'VERBOSITY=verbose' ]);
+isnt($ret, 0, 'no free worker slot: a draw in another database fails');
+like($err,
+	qr/ERROR:  53400: could not start the idgen segment worker of database "db_full"/,
+	'no free worker slot: the error names the database, SQLSTATE 53400');
+like($err, qr/HINT:  Raise max_worker_processes/,
+	'no free worker slot: the hint says what to raise');
+is($full->safe_psql('postgres', q{SELECT idgen.segment_nextval('t')}), '1',
+	'no free worker slot: idgen.database is served by the idgen worker');
+$full->stop;
 
 done_testing();
