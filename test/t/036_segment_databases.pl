@@ -4,8 +4,9 @@
 # draw from all three databases at once, with the step held at 10 so every
 # database's worker allocates thousands of segments: no errors, no
 # duplicate within a database, each client's IDs increase, the status view
-# shows each database its own tag.  After a restart (and after an immediate
-# shutdown) every database continues above its own old max.  A server
+# shows each database its own tag.  After its segment worker is killed,
+# after a restart and after an immediate shutdown, every database continues
+# above its own old max.  A server
 # without a free background worker slot refuses segment IDs in a database
 # other than idgen.database with SQLSTATE 53400, and serves idgen.database.
 use strict;
@@ -89,12 +90,23 @@ is($node->safe_psql('postgres', q{
 	 WHERE backend_type = 'idgen segment worker'}),
 	'2', 'one segment worker for each database other than idgen.database');
 
-# A clean restart, then an immediate shutdown: every database continues
+# A segment worker that dies is started again by the next call that needs
+# it; a clean restart, then an immediate shutdown: every database continues
 # above its own old max
-for my $how ('fast', 'immediate')
+for my $how ('killed', 'fast', 'immediate')
 {
-	$node->stop($how);
-	$node->start;
+	if ($how eq 'killed')
+	{
+		is($node->safe_psql('postgres', q{
+			SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity
+			 WHERE backend_type = 'idgen segment worker'}),
+			'2', 'both segment workers terminated');
+	}
+	else
+	{
+		$node->stop($how);
+		$node->start;
+	}
 	for my $db (@dbs)
 	{
 		my $ids = $node->safe_psql($db, q{
@@ -102,12 +114,12 @@ for my $how ('fast', 'immediate')
 			SELECT 0, idgen.segment_nextval('order') FROM generate_series(1, 1000)
 			RETURNING id});
 		my @ids = split /\n/, $ids;
-		is(scalar @ids, 1000, "$db after a $how stop: 1000 IDs");
+		is(scalar @ids, 1000, "$db, workers $how: 1000 IDs");
 		cmp_ok(min_of(@ids), '>', $max{$db},
-			"$db after a $how stop: every ID above the old max");
+			"$db, workers $how: every ID above the old max");
 		$max{$db} = max_of(@ids);
 		is($node->safe_psql($db, 'SELECT count(*) = count(DISTINCT id) FROM drawn'),
-			't', "$db after a $how stop: still no duplicate");
+			't', "$db, workers $how: still no duplicate");
 	}
 }
 
