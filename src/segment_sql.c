@@ -27,6 +27,7 @@
 #include "executor/spi.h"
 #include "fmgr.h"
 #include "funcapi.h"
+#include "miscadmin.h"
 #include "utils/builtins.h"
 #include "utils/hsearch.h"
 
@@ -350,9 +351,10 @@ segment_status_fn(PG_FUNCTION_ARGS)
 		TimestampTz last = (TimestampTz) pg_atomic_read_u64(&slot->last_fetch);
 		int64		dyn_step;
 
-		if (pg_atomic_read_u64(&slot->generation) == 0)
+		if (slot->key.dbid != MyDatabaseId ||
+			pg_atomic_read_u64(&slot->generation) == 0)
 			continue;
-		values[0] = CStringGetTextDatum(slot->tag);
+		values[0] = CStringGetTextDatum(slot->key.tag);
 		values[1] = CStringGetTextDatum(idgen_segment_state_name(pg_atomic_read_u32(&slot->state)));
 		if (has_cur)
 		{
