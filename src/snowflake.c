@@ -272,7 +272,8 @@ idgen_snowflake_next(int gene_bits, uint64 gene)
 				}
 			}
 			if (usable && vt <= tmax &&
-				(uint64) vt < pg_atomic_read_u64(&idgen_snowflake->reserved_end))
+				((uint64) vt < pg_atomic_read_u64(&idgen_snowflake->reserved_end) ||
+				 RecoveryInProgress()))
 			{
 				note_wall_tick(now_tick);
 				ntick = vt;
