@@ -173,6 +173,12 @@ for my $r (@runs)
 
 # INSERT ... SELECT from a distributed table: pushed down (colocated, by the
 # source's distribution column) and repartitioned (by the generated ID)
+like($coord->safe_psql('postgres',
+	"EXPLAIN (COSTS OFF) INSERT INTO moved (old_id, src) SELECT id, 'x' FROM events"),
+	qr{INSERT/SELECT method: repartition}, 'INSERT INTO moved ... SELECT FROM events is repartitioned');
+unlike($coord->safe_psql('postgres',
+	"EXPLAIN (COSTS OFF) INSERT INTO copies (k, src) SELECT id, 'x' FROM events"),
+	qr{INSERT/SELECT method}, 'INSERT INTO copies ... SELECT FROM events is pushed down');
 $coord->safe_psql('postgres',
 	"INSERT INTO copies (k, src) SELECT id, 'pushed down' FROM events");
 $coord->safe_psql('postgres',
@@ -199,6 +205,14 @@ is($coord->safe_psql('postgres', q{
 is($coord->safe_psql('postgres',
 	"SELECT count(*) FROM events WHERE src = 'insert via w1' AND gen_node <> $group_of{w1}"),
 	0, 'inserts through w1 drew their IDs on w1');
+note('where the defaults were evaluated (table: group rows ...): ',
+	$coord->safe_psql('postgres', q{
+	SELECT string_agg(t || ': ' || g, '; ') FROM (
+		SELECT t, string_agg(gen_node || ' ' || n, ', ' ORDER BY gen_node) AS g
+		FROM (SELECT 'events' AS t, gen_node, count(*) AS n FROM events GROUP BY 2
+			UNION ALL SELECT 'copies', gen_node, count(*) FROM copies GROUP BY 2
+			UNION ALL SELECT 'moved', gen_node, count(*) FROM moved GROUP BY 2) c
+		GROUP BY t) x}));
 is($coord->safe_psql('postgres',
 	"SELECT count(*) FROM copies WHERE gen_node = 0"), 0,
 	'a pushed-down INSERT ... SELECT evaluates defaults on the workers holding the source shards');
