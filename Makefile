@@ -6,7 +6,7 @@ OBJS = $(patsubst %.c,%.o,$(wildcard src/*.c))
 DATA = $(wildcard idgen--*.sql)
 
 # pg_regress tests, run against a temporary instance with idgen preloaded
-REGRESS = snowflake decode gene codec segment
+REGRESS = snowflake decode gene codec segment arrivals
 REGRESS_OPTS = --temp-config=$(srcdir)/test/regress.conf --temp-instance=./tmp_check_regress
 ISOLATION = snowflake_concurrent
 ISOLATION_OPTS = --inputdir=$(srcdir)/test --temp-config=$(srcdir)/test/regress.conf --temp-instance=./tmp_check_iso
@@ -15,8 +15,9 @@ ISOLATION_OPTS = --inputdir=$(srcdir)/test --temp-config=$(srcdir)/test/regress.
 PG_CFLAGS = -std=gnu11 -Wall -Wextra -Werror -Wno-unused-parameter \
 	-Wno-missing-field-initializers -Wno-sign-compare
 
-# The worker leases node ids from a registry database over libpq (src/lease.c),
-# linked the way contrib/postgres_fdw does
+# The remote worker leases node ids from a registry database and reaches a
+# central segment server over libpq (src/pqconn.c), linked the way
+# contrib/postgres_fdw does
 PG_CPPFLAGS += -I$(libpq_srcdir)
 SHLIB_LINK_INTERNAL += $(libpq)
 

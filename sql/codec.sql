@@ -126,7 +126,7 @@ SELECT idgen.id_to_friendly(NULL) IS NULL AS a,
 --
 SELECT q, pg_temp.try(q) AS result FROM (VALUES
     ($$SELECT idgen.id_from_base62('')$$),
-    ($$SELECT idgen.id_from_base62('abc')$$),
+    ($$SELECT idgen.id_from_base62('a_c')$$),
     ($$SELECT idgen.id_from_base62('000000000000')$$),
     ($$SELECT idgen.id_from_base62(' 0000000000')$$),
     ($$SELECT idgen.id_from_base62('00000-00000')$$),
@@ -137,7 +137,7 @@ SELECT q, pg_temp.try(q) AS result FROM (VALUES
     ($$SELECT idgen.id_from_friendly('')$$),
     ($$SELECT idgen.id_from_friendly('20240101000001000-1-5x')$$),
     ($$SELECT idgen.id_from_friendly(' 20240101000001000-1-5')$$),
-    ($$SELECT idgen.id_from_friendly('20240101000001000-01-5')$$),
+    ($$SELECT idgen.id_from_friendly('20240101000001000-0x-5')$$),
     ($$SELECT idgen.id_from_friendly('20240101000001000-1')$$),
     ($$SELECT idgen.id_from_friendly('2024-01-01 00:00:01-1-5')$$),
     ($$SELECT idgen.id_from_friendly('20240230000001000-1-5')$$),

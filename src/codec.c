@@ -79,16 +79,34 @@ idgen_base62_encode(int64_t id, char out[IDGEN_BASE62_LEN + 1])
 	return true;
 }
 
-/* Parse exactly 11 base62 digits into a non-negative bigint */
+/*
+ * Write CosId's unpadded base62 form of a non-negative id
+ * (Radix62IdConverter.INSTANCE): the padded form without its leading zeros,
+ * "0" for zero
+ */
+bool
+idgen_base62_encode_unpadded(int64_t id, char out[IDGEN_BASE62_LEN + 1])
+{
+	int			skip = 0;
+
+	if (!idgen_base62_encode(id, out))
+		return false;
+	while (skip < IDGEN_BASE62_LEN - 1 && out[skip] == '0')
+		skip++;
+	memmove(out, out + skip, IDGEN_BASE62_LEN + 1 - skip);
+	return true;
+}
+
+/* Parse 1 to 11 base62 digits into a non-negative bigint */
 bool
 idgen_base62_decode(const char *s, size_t len, int64_t *id,
 					IdgenCodecError *err)
 {
 	uint64_t	v = 0;
 
-	if (len != IDGEN_BASE62_LEN)
+	if (len < 1 || len > IDGEN_BASE62_LEN)
 		return fail(err, SYNTAX,
-					"A base62 ID has exactly %d characters, not %zu.",
+					"A base62 ID has 1 to %d characters, not %zu.",
 					IDGEN_BASE62_LEN, len);
 	for (size_t i = 0; i < len; i++)
 	{
@@ -165,10 +183,26 @@ friendly_layout_ok(const IdgenLayout *l, IdgenCodecError *err)
 	return true;
 }
 
-/* Write the friendly form of id under layout l */
+/* Whether the layout's ticks start on whole seconds: 14 digits of time */
+bool
+idgen_friendly_seconds(const IdgenLayout *l)
+{
+	return l->unit_us > 0 && l->unit_us % (1000 * US_PER_MS) == 0 &&
+		l->epoch_us % (1000 * US_PER_MS) == 0;
+}
+
+/* Write the friendly form of id under layout l, time in UTC */
 bool
 idgen_friendly_encode(const IdgenLayout *l, int64_t id, char *out,
 					  size_t outlen, IdgenCodecError *err)
+{
+	return idgen_friendly_encode_local(l, id, 0, out, outlen, err);
+}
+
+/* Write the friendly form of id, its time offset_us from UTC */
+bool
+idgen_friendly_encode_local(const IdgenLayout *l, int64_t id, int64_t offset_us,
+							char *out, size_t outlen, IdgenCodecError *err)
 {
 	IdgenParts	p;
 	int64_t		us,
@@ -187,8 +221,12 @@ idgen_friendly_encode(const IdgenLayout *l, int64_t id, char *out,
 		return fail(err, RANGE,
 					"ID %" PRId64 " has bits outside the timestamp, node and sequence of layout \"%s\", which the friendly form would lose.",
 					id, l->name);
+	if (offset_us % US_PER_MS != 0)
+		return fail(err, LAYOUT,
+					"The offset from UTC is not a whole number of milliseconds.");
 	if (__builtin_mul_overflow(p.tick, l->unit_us, &us) ||
-		__builtin_add_overflow(us, l->epoch_us, &us))
+		__builtin_add_overflow(us, l->epoch_us, &us) ||
+		__builtin_add_overflow(us, offset_us, &us))
 		return fail(err, RANGE,
 					"The time of ID %" PRId64 " is outside the years 0000 to 9999.", id);
 	ms = us / US_PER_MS;		/* exact: both terms are whole milliseconds */
@@ -198,11 +236,17 @@ idgen_friendly_encode(const IdgenLayout *l, int64_t id, char *out,
 	if (y < 0 || y > 9999)
 		return fail(err, RANGE,
 					"The time of ID %" PRId64 " is outside the years 0000 to 9999.", id);
-	n = snprintf(out, outlen, "%04d%02d%02d%02d%02d%02d%03d-%" PRIu64 "-%" PRIu64,
-				 (int) y, mo, d,
-				 (int) (msofday / 3600000), (int) (msofday / 60000 % 60),
-				 (int) (msofday / 1000 % 60), (int) (msofday % 1000),
-				 p.node, p.seq);
+	if (idgen_friendly_seconds(l))
+		n = snprintf(out, outlen, "%04d%02d%02d%02d%02d%02d-%" PRIu64 "-%" PRIu64,
+					 (int) y, mo, d,
+					 (int) (msofday / 3600000), (int) (msofday / 60000 % 60),
+					 (int) (msofday / 1000 % 60), p.node, p.seq);
+	else
+		n = snprintf(out, outlen, "%04d%02d%02d%02d%02d%02d%03d-%" PRIu64 "-%" PRIu64,
+					 (int) y, mo, d,
+					 (int) (msofday / 3600000), (int) (msofday / 60000 % 60),
+					 (int) (msofday / 1000 % 60), (int) (msofday % 1000),
+					 p.node, p.seq);
 	if (n < 0 || (size_t) n >= outlen)
 		return fail(err, RANGE, "The output buffer is too small.");
 	return true;
@@ -220,9 +264,10 @@ digits_value(const char *s, int n)
 }
 
 /*
- * Parse a canonical decimal number (no sign, no leading zeros) from s[*pos]
- * up to the next '-' or the end.  Returns 0 on success, 1 on bad syntax,
- * 2 when the number does not fit 64 bits.
+ * Parse a decimal number (no sign; leading zeros allowed, as CosId's
+ * padStart writes them) from s[*pos] up to the next '-' or the end.
+ * Returns 0 on success, 1 on bad syntax, 2 when the number does not fit 64
+ * bits.
  */
 static int
 parse_number(const char *s, size_t len, size_t *pos, uint64_t *out)
@@ -231,8 +276,6 @@ parse_number(const char *s, size_t len, size_t *pos, uint64_t *out)
 	uint64_t	v = 0;
 
 	if (i >= len || s[i] < '0' || s[i] > '9')
-		return 1;
-	if (s[i] == '0' && i + 1 < len && s[i + 1] >= '0' && s[i + 1] <= '9')
 		return 1;
 	for (; i < len && s[i] >= '0' && s[i] <= '9'; i++)
 	{
@@ -254,12 +297,12 @@ parse_number(const char *s, size_t len, size_t *pos, uint64_t *out)
 }
 
 #define FRIENDLY_SYNTAX \
-	"The friendly form is yyyyMMddHHmmssSSS-node-sequence: 17 digits of UTC time, then the node and the sequence as decimal numbers without leading zeros."
+	"The friendly form is yyyyMMddHHmmssSSS-node-sequence (yyyyMMddHHmmss for layouts whose ticks are whole seconds): the time, then the node and the sequence as decimal numbers."
 
-/* Parse the friendly form of an ID under layout l */
+/* Parse the text of a friendly form; see codec.h */
 bool
-idgen_friendly_decode(const IdgenLayout *l, const char *s, size_t len,
-					  int64_t *id, IdgenCodecError *err)
+idgen_friendly_parse(const IdgenLayout *l, const char *s, size_t len,
+					 IdgenFriendlyText *out, IdgenCodecError *err)
 {
 	int			yr,
 				mo,
@@ -267,29 +310,31 @@ idgen_friendly_decode(const IdgenLayout *l, const char *s, size_t len,
 				h,
 				mi,
 				se,
-				ms;
-	size_t		pos = 17;
-	uint64_t	node = 0,
-				seq = 0;
+				ms = 0;
+	size_t		ndigits = 0;
+	size_t		pos;
 	int			rc_node,
 				rc_seq;
-	int64_t		unix_us,
-				delta,
-				tick;
 
-	for (size_t i = 0; i < 17; i++)
-		if (i >= len || s[i] < '0' || s[i] > '9')
-			return fail(err, SYNTAX, FRIENDLY_SYNTAX);
+	while (ndigits < len && s[ndigits] >= '0' && s[ndigits] <= '9')
+		ndigits++;
+	if (!(ndigits == 17 || (ndigits == 14 && idgen_friendly_seconds(l))))
+		return fail(err, SYNTAX, FRIENDLY_SYNTAX);
+	pos = ndigits;
 	if (pos >= len || s[pos] != '-')
 		return fail(err, SYNTAX, FRIENDLY_SYNTAX);
 	pos++;
-	rc_node = parse_number(s, len, &pos, &node);
+	out->node = 0;
+	out->seq = 0;
+	rc_node = parse_number(s, len, &pos, &out->node);
 	if (rc_node == 1 || pos >= len || s[pos] != '-')
 		return fail(err, SYNTAX, FRIENDLY_SYNTAX);
 	pos++;
-	rc_seq = parse_number(s, len, &pos, &seq);
+	rc_seq = parse_number(s, len, &pos, &out->seq);
 	if (rc_seq == 1 || pos != len)
 		return fail(err, SYNTAX, FRIENDLY_SYNTAX);
+	out->node_big = rc_node == 2;
+	out->seq_big = rc_seq == 2;
 
 	yr = digits_value(s, 4);
 	mo = digits_value(s + 4, 2);
@@ -297,17 +342,29 @@ idgen_friendly_decode(const IdgenLayout *l, const char *s, size_t len,
 	h = digits_value(s + 8, 2);
 	mi = digits_value(s + 10, 2);
 	se = digits_value(s + 12, 2);
-	ms = digits_value(s + 14, 3);
+	if (ndigits == 17)
+		ms = digits_value(s + 14, 3);
 	if (mo < 1 || mo > 12 || d < 1 || d > days_in_month(yr, mo) ||
 		h > 23 || mi > 59 || se > 59)
 		return fail(err, SYNTAX,
-					"%.4s-%.2s-%.2s %.2s:%.2s:%.2s.%.3s is not a valid UTC time.",
-					s, s + 4, s + 6, s + 8, s + 10, s + 12, s + 14);
+					"%.4s-%.2s-%.2s %.2s:%.2s:%.2s%s%.*s is not a valid time.",
+					s, s + 4, s + 6, s + 8, s + 10, s + 12,
+					ndigits == 17 ? "." : "", ndigits == 17 ? 3 : 0, s + 14);
+	out->local_us = ((idgen_days_from_civil(yr, mo, d) * 86400 + h * 3600 + mi * 60 + se)
+					 * 1000 + ms) * US_PER_MS;
+	return true;
+}
+
+/* The ID of a parsed friendly form whose time is unix_us; see codec.h */
+bool
+idgen_friendly_compose(const IdgenLayout *l, const IdgenFriendlyText *t,
+					   int64_t unix_us, int64_t *id, IdgenCodecError *err)
+{
+	int64_t		delta,
+				tick;
 
 	if (!friendly_layout_ok(l, err))
 		return false;
-	unix_us = ((idgen_days_from_civil(yr, mo, d) * 86400 + h * 3600 + mi * 60 + se)
-			   * 1000 + ms) * US_PER_MS;
 	if (__builtin_sub_overflow(unix_us, l->epoch_us, &delta) || delta < 0)
 		return fail(err, RANGE,
 					"The time is before the epoch of layout \"%s\".", l->name);
@@ -319,14 +376,26 @@ idgen_friendly_decode(const IdgenLayout *l, const char *s, size_t len,
 	if ((uint64_t) tick > idgen_field_max(l->ts.bits))
 		return fail(err, RANGE,
 					"The time is past the last tick of layout \"%s\".", l->name);
-	if (rc_node == 2 || node > idgen_field_max(l->node.bits))
+	if (t->node_big || t->node > idgen_field_max(l->node.bits))
 		return fail(err, RANGE,
 					"The node is larger than %" PRIu64 ", the largest of layout \"%s\".",
 					idgen_field_max(l->node.bits), l->name);
-	if (rc_seq == 2 || seq > idgen_field_max(l->seq.bits))
+	if (t->seq_big || t->seq > idgen_field_max(l->seq.bits))
 		return fail(err, RANGE,
 					"The sequence is larger than %" PRIu64 ", the largest of layout \"%s\".",
 					idgen_field_max(l->seq.bits), l->name);
-	*id = (int64_t) idgen_compose(l, tick, node, seq);
+	*id = (int64_t) idgen_compose(l, tick, t->node, t->seq);
 	return true;
+}
+
+/* Parse the friendly form of an ID under layout l, time in UTC */
+bool
+idgen_friendly_decode(const IdgenLayout *l, const char *s, size_t len,
+					  int64_t *id, IdgenCodecError *err)
+{
+	IdgenFriendlyText t;
+
+	if (!idgen_friendly_parse(l, s, len, &t, err))
+		return false;
+	return idgen_friendly_compose(l, &t, t.local_us, id, err);
 }

@@ -11,6 +11,7 @@
 
 #include "fmgr.h"
 #include "utils/builtins.h"
+#include "utils/timestamp.h"
 
 #include "codec.h"
 #include "idgen.h"
@@ -39,14 +40,19 @@ codec_errcode(const IdgenCodecError *err)
 
 PG_FUNCTION_INFO_V1(id_to_base62);
 
-/* SQL: idgen.id_to_base62(id bigint) returns text, 11 characters */
+/*
+ * SQL: idgen.id_to_base62(id bigint [, pad boolean]) returns text: 11
+ * characters, or with pad false CosId's unpadded form (1 to 11)
+ */
 Datum
 id_to_base62(PG_FUNCTION_ARGS)
 {
 	int64		id = PG_GETARG_INT64(0);
+	bool		pad = PG_NARGS() < 2 || PG_GETARG_BOOL(1);
 	char		buf[IDGEN_BASE62_LEN + 1];
 
-	if (!idgen_base62_encode(id, buf))
+	if (!(pad ? idgen_base62_encode(id, buf) :
+		  idgen_base62_encode_unpadded(id, buf)))
 		ereport(ERROR,
 				(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
 				 errmsg("cannot encode negative ID " INT64_FORMAT " in base62", id),
@@ -80,11 +86,31 @@ id_from_base62(PG_FUNCTION_ARGS)
 	PG_RETURN_INT64(id);
 }
 
+/*
+ * Offset from UTC, in microseconds, of time zone zone (argument n, when
+ * given) at the instant unix_us: PostgreSQL's timezone(zone, timestamptz),
+ * so every zone name, abbreviation and offset it knows works the same here
+ */
+static int64
+zone_offset(FunctionCallInfo fcinfo, int n, int64 unix_us)
+{
+	TimestampTz utc = unix_us - UNIX_TO_PG_US;
+	Timestamp	local;
+
+	if (PG_NARGS() <= n)
+		return 0;
+	local = DatumGetTimestamp(DirectFunctionCall2(timestamptz_zone,
+												  PG_GETARG_DATUM(n),
+												  TimestampTzGetDatum(utc)));
+	return local - utc;
+}
+
 PG_FUNCTION_INFO_V1(id_to_friendly);
 
 /*
- * SQL: idgen.id_to_friendly(id bigint [, layout text]) returns text of the
- * form yyyyMMddHHmmssSSS-node-sequence, time in UTC
+ * SQL: idgen.id_to_friendly(id bigint [, layout text [, zone text]]) returns
+ * text of the form yyyyMMddHHmmssSSS-node-sequence (yyyyMMddHHmmss for
+ * layouts of whole seconds), time in UTC or in the zone given
  */
 Datum
 id_to_friendly(PG_FUNCTION_ARGS)
@@ -94,9 +120,19 @@ id_to_friendly(PG_FUNCTION_ARGS)
 	const IdgenLayout *l;
 	char		out[IDGEN_FRIENDLY_MAXLEN + 1];
 	IdgenCodecError err;
+	int64		offset = 0;
 
 	l = friendly_layout(fcinfo, 1, &buf);
-	if (!idgen_friendly_encode(l, id, out, sizeof(out), &err))
+	if (PG_NARGS() > 2 && id >= 0)
+	{
+		IdgenParts p;
+
+		/* an ID the encoder refuses gets its error below */
+		idgen_decompose(l, (uint64) id, &p);
+		if (l->unit_us > 0 && p.tick <= idgen_layout_ts_max(l))
+			offset = zone_offset(fcinfo, 2, idgen_tick_start(l, p.tick));
+	}
+	if (!idgen_friendly_encode_local(l, id, offset, out, sizeof(out), &err))
 		ereport(ERROR,
 				(errcode(codec_errcode(&err)),
 				 errmsg("cannot show ID " INT64_FORMAT " in friendly form", id),
@@ -106,7 +142,10 @@ id_to_friendly(PG_FUNCTION_ARGS)
 
 PG_FUNCTION_INFO_V1(id_from_friendly);
 
-/* SQL: idgen.id_from_friendly(text [, layout text]) returns bigint */
+/*
+ * SQL: idgen.id_from_friendly(text [, layout text [, zone text]]) returns
+ * bigint; the time is read in UTC or in the zone given
+ */
 Datum
 id_from_friendly(PG_FUNCTION_ARGS)
 {
@@ -115,10 +154,32 @@ id_from_friendly(PG_FUNCTION_ARGS)
 	const IdgenLayout *l;
 	int64		id;
 	IdgenCodecError err;
+	IdgenFriendlyText parts;
+	bool		ok;
 
 	l = friendly_layout(fcinfo, 1, &buf);
-	if (!idgen_friendly_decode(l, VARDATA_ANY(t), VARSIZE_ANY_EXHDR(t), &id,
-							   &err))
+	ok = idgen_friendly_parse(l, VARDATA_ANY(t), VARSIZE_ANY_EXHDR(t), &parts,
+							  &err);
+	if (ok && PG_NARGS() > 2)
+	{
+		Timestamp	local = parts.local_us - UNIX_TO_PG_US;
+		TimestampTz utc;
+
+		utc = DatumGetTimestampTz(DirectFunctionCall2(timestamp_zone,
+													  PG_GETARG_DATUM(2),
+													  TimestampGetDatum(local)));
+		/* a local time skipped when clocks moved forward has no instant */
+		if (zone_offset(fcinfo, 2, utc + UNIX_TO_PG_US) != local - utc)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_TEXT_REPRESENTATION),
+					 errmsg("invalid friendly ID: \"%s\"", text_to_cstring(t)),
+					 errdetail("Its time does not exist in time zone \"%s\": the clocks skipped it.",
+							   text_to_cstring(PG_GETARG_TEXT_PP(2)))));
+		parts.local_us = utc + UNIX_TO_PG_US;
+	}
+	if (ok)
+		ok = idgen_friendly_compose(l, &parts, parts.local_us, &id, &err);
+	if (!ok)
 	{
 		if (err.layout)
 			ereport(ERROR,

@@ -16,6 +16,7 @@
 
 #include "gene.h"
 #include "idgen.h"
+#include "snowflake.h"
 
 /* Refuse a gene width outside 1 to 31 */
 static void

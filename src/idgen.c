@@ -1,25 +1,18 @@
 /*
  * idgen.c
- *		Module load: settings, shared memory hooks, the worker's registration
- *		and helpers shared by the SQL entry points.
+ *		Settings and helpers shared by the SQL entry points.
  *
- * Everything here runs in the postmaster at start-up (via
- * shared_preload_libraries) except idgen_require_loaded and
- * idgen_layout_arg, which run in backends and keep no shared state.
- * Functions of pure arithmetic (genes, codecs, decode and make with a named
- * layout) work without the preload; generators, status functions and
- * anything using the server's idgen.layout need it.
+ * idgen_define_gucs runs in the postmaster at start-up (from _PG_init,
+ * module.c); idgen_require_loaded, idgen_layout_arg and idgen_table_relid
+ * run in backends and keep no shared state.  Functions of pure arithmetic
+ * (genes, codecs, decode and make with a named layout) work without the
+ * preload; generators, status functions and anything using the server's
+ * idgen.layout need it.
  */
 #include "postgres.h"
 
 #include <limits.h>
 
-#include "fmgr.h"
-#include "miscadmin.h"
-#include "postmaster/bgworker.h"
-#include "storage/ipc.h"
-#include "storage/lwlock.h"
-#include "storage/shmem.h"
 #include "catalog/namespace.h"
 #include "utils/builtins.h"
 #include "utils/guc.h"
@@ -27,12 +20,6 @@
 #include "utils/memutils.h"
 
 #include "idgen.h"
-#include "lease.h"
-#include "segment_remote.h"
-
-PG_MODULE_MAGIC;
-
-void		_PG_init(void);
 
 /* Settings */
 static char *idgen_node_id_string = NULL;
@@ -49,36 +36,6 @@ IdgenLayout idgen_layout;
 
 /* True once _PG_init ran from shared_preload_libraries */
 static bool idgen_loaded = false;
-
-static shmem_request_hook_type prev_shmem_request_hook = NULL;
-static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
-
-/* Reserve shared memory for every part */
-static void
-idgen_shmem_request(void)
-{
-	if (prev_shmem_request_hook)
-		prev_shmem_request_hook();
-	RequestAddinShmemSpace(idgen_snowflake_shmem_size());
-	RequestAddinShmemSpace(idgen_segment_shmem_size());
-	RequestAddinShmemSpace(idgen_lease_shmem_size());
-	RequestAddinShmemSpace(idgen_segment_remote_shmem_size());
-	RequestNamedLWLockTranche("idgen segment", 1);
-}
-
-/* Create or attach every part's shared memory */
-static void
-idgen_shmem_startup(void)
-{
-	if (prev_shmem_startup_hook)
-		prev_shmem_startup_hook();
-	LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
-	idgen_snowflake_shmem_init();
-	idgen_segment_shmem_init();
-	idgen_lease_shmem_init();
-	idgen_segment_remote_shmem_init();
-	LWLockRelease(AddinShmemInitLock);
-}
 
 /*
  * Parse idgen.node_id: empty means unset (-1), 'auto' leased from the
@@ -191,36 +148,13 @@ validate_startup_settings(const char *raw_layout, const char *raw_node)
 						   idgen_layout.node.bits, maxnode)));
 }
 
-/* Register a background worker: the idgen worker, or the remote one */
-static void
-register_worker(bool remote)
-{
-	BackgroundWorker worker;
-	const char *name = remote ? "idgen remote worker" : "idgen worker";
-
-	memset(&worker, 0, sizeof(worker));
-	worker.bgw_flags = BGWORKER_SHMEM_ACCESS |
-		BGWORKER_BACKEND_DATABASE_CONNECTION;
-	worker.bgw_start_time = BgWorkerStart_ConsistentState;
-	worker.bgw_restart_time = 1;
-	strcpy(worker.bgw_library_name, "idgen");
-	strcpy(worker.bgw_function_name, "idgen_worker_main");
-	strcpy(worker.bgw_name, name);
-	strcpy(worker.bgw_type, name);
-	worker.bgw_main_arg = BoolGetDatum(remote);
-	RegisterBackgroundWorker(&worker);
-}
-
-/* Module load */
+/* Check idgen.layout and idgen.node_id, define the core settings */
 void
-_PG_init(void)
+idgen_define_gucs(void)
 {
 	const char *raw;
 	char	   *raw_layout = NULL;
 	char	   *raw_node = NULL;
-
-	if (!process_shared_preload_libraries_in_progress)
-		return;
 
 	raw = GetConfigOption("idgen.layout", true, false);
 	if (raw)
@@ -258,26 +192,12 @@ _PG_init(void)
 							 "Allow snowflake IDs on a server in recovery, where they are not protected by a durable reservation.",
 							 NULL, &idgen_allow_on_standby, false,
 							 PGC_SIGHUP, 0, NULL, NULL, NULL);
-	idgen_segment_define_gucs();
-	idgen_lease_define_gucs();
-	idgen_segment_remote_define_gucs();
-	MarkGUCPrefixReserved("idgen");
+}
 
-	prev_shmem_request_hook = shmem_request_hook;
-	shmem_request_hook = idgen_shmem_request;
-	prev_shmem_startup_hook = shmem_startup_hook;
-	shmem_startup_hook = idgen_shmem_startup;
-
-	/*
-	 * No worker while pg_upgrade runs the server (binary upgrade): it must
-	 * not write tables whose files pg_upgrade is about to carry over.
-	 */
-	if (!IsBinaryUpgrade)
-	{
-		register_worker(false);
-		if (idgen_remote_worker_needed())
-			register_worker(true);
-	}
+/* Every part is set up: the functions that need the preload may run */
+void
+idgen_mark_loaded(void)
+{
 	idgen_loaded = true;
 }
 

@@ -1,9 +1,110 @@
 /*
  * idgen.h
- *		Declarations shared by idgen's PostgreSQL-facing files.
+ *		Settings and helpers shared by every PostgreSQL-facing file of
+ *		idgen, and the rules of its shared memory.
  *
  * The pure arithmetic lives in files without PostgreSQL headers (layout.h,
- * codec.h, gene.h); this header is for the glue.
+ * codec.h, gene.h).  Each component has one header: snowflake.h (the
+ * generator, its state file and reservation, node-id leases), segment.h
+ * (segment IDs, their allocation and the central segment server),
+ * worker.h (the background workers and the steps each component gives
+ * them), pqconn.h (bounded libpq calls), clock.h (the clocks).  module.c
+ * holds _PG_init and is the only file that includes them all; below it the
+ * includes form no circle (test/check_includes.sh checks).
+ *
+ * Shared memory
+ * -------------
+ * Created by module.c's shmem_startup_hook under AddinShmemInitLock; every
+ * region is named, so a process that attaches later (EXEC_BACKEND) finds
+ * it.  "Writer" is who may change a field once the server runs; the
+ * postmaster's writes at creation happen before any other process exists.
+ * There are two writers of segment allocations, never at once: the "idgen
+ * worker", or, with idgen.segment_server set, the "idgen remote worker";
+ * below that one process is called the allocator.
+ *
+ * "idgen snowflake" (IdgenSnowflakeShared, snowflake.h)
+ *	state			pg_atomic; compare-and-swap only, by every caller, and
+ *					raised (CAS to a larger value) by the postmaster at start,
+ *					the idgen worker and the remote worker.  No lock: each CAS
+ *					installs a successor of the value it read, so IDs grow.
+ *	reserved_end	pg_atomic; the idgen worker alone, after the reservation
+ *					behind it is committed and in the state file (so a caller
+ *					that reads it never uses a tick that is not durable); 0
+ *					(revoked) when the extension is missing.
+ *	wanted_tick		pg_atomic; raised by waiting callers with CAS, read by
+ *					the idgen worker.
+ *	blocked			pg_atomic; set by the postmaster at start, cleared by
+ *					the idgen worker once a superuser accepted.
+ *	accept			pg_atomic; set by a superuser's
+ *					idgen.snowflake_accept_layout(), cleared by the worker.
+ *	blocked_node, blocked_layout, instance_key
+ *					plain; the postmaster at start only, read-only after.
+ *	file_until_us	pg_atomic; the postmaster at start, then the idgen
+ *					worker (a standby's too); read by snowflake_status.
+ *	wall_tick, clock_back, clock_waits, reserve_waits
+ *					pg_atomic statistics; any caller.  note_wall_tick's
+ *					read-then-write may lose a count of clock_back when two
+ *					callers race: it is a statistic.
+ *	counters[n]		pg_atomic, one cache line each; slot n is written by the
+ *					process with pgprocno n only (a read and a write, no
+ *					read-modify-write needed), summed by snowflake_status.
+ *	reserve_cv		broadcast by the idgen worker on a new reservation.
+ *
+ * "idgen worker" (worker.c)
+ *	procno[2]		pg_atomic; each worker writes its own entry at start and
+ *					exit, backends read it to set the worker's latch.  A stale
+ *					number only sets the latch of whatever process has that
+ *					PGPROC now: a spurious wake-up, which latches allow.
+ *
+ * "idgen lease" (IdgenSnowflakeLease, snowflake.h)
+ *	word			pg_atomic; the remote worker alone, one atomic write
+ *					after a write barrier; callers read node and lease end
+ *					together with one atomic read (snowflake.h).
+ *	mutex			spinlock protecting renewed_at_us, previous_tick,
+ *					instance and last_error: written by the remote worker,
+ *					read by callers (error details) and node_lease_status.
+ *	cv				broadcast by the remote worker when it leases.
+ *
+ * "idgen segment" (IdgenSegmentShared) and the shared hash "idgen segment
+ * tags" of IdgenSegmentSlot (segment.h)
+ *	LWLock "idgen segment" protects the hash and ntags: lookups under
+ *	LW_SHARED; inserting a slot (a caller's first use of a tag) and removing
+ *	one (segment_create/alter/drop, a caller that met an unknown tag, the
+ *	allocator) under LW_EXCLUSIVE.  The allocator writes slots while it
+ *	holds LW_SHARED, which keeps the slot from being removed under it.
+ *	slot.generation	pg_atomic; set on insert and set to 0 just before
+ *					removal, both under LW_EXCLUSIVE (next_generation is a
+ *					fetch-add counter).  A process that keeps a slot pointer
+ *					without the lock compares generations before trusting it.
+ *	slot.pos		pg_atomic, (epoch << 40) | offset, on its own cache line;
+ *					callers fetch-add it (the only hot-path write) and switch
+ *					it to the next epoch with CAS.  An add that overshoots a
+ *					used-up segment is thrown away, never returned.
+ *	slot.ring[e % IDGEN_SEG_RING]
+ *					the descriptor of epoch e: the allocator alone writes
+ *					it, only that of epoch current + 1, as a seqlock (epoch
+ *					INVALID, barrier, fields, barrier, epoch); readers check
+ *					the epoch before and after.  Epoch e + 1 becomes current
+ *					only once its descriptor is complete, so the current
+ *					descriptor never changes while it is current.
+ *	slot.state, dyn_step, last_alloc, fetches, last_fetch
+ *					pg_atomic; the allocator, under LW_SHARED; read by the
+ *					allocator and segment_status.  dyn_step and last_alloc
+ *					are atomics so that segment_status, which reads them
+ *					under LW_SHARED while the allocator writes them, never
+ *					sees half of one on a platform without 8-byte stores.
+ *	slot.waits		pg_atomic; any caller.
+ *	relid			plain Oid; the allocator alone reads and writes it.
+ *	cv				broadcast when a slot changes state, gets a segment or is
+ *					removed.
+ *
+ * "idgen segment server" (segment_server.c)
+ *	mutex			spinlock protecting error: written by the allocator (the
+ *					remote worker), read by a caller about to give up.
+ *
+ * Everything else is process-local.  The durable state behind the shared
+ * memory (the state file idgen.state, the tables) is described in
+ * snowflake_state.c and segment_alloc.c.
  */
 #ifndef IDGEN_H
 #define IDGEN_H
@@ -20,8 +121,8 @@
 #define UNIX_TO_PG_US \
 	((int64) (POSTGRES_EPOCH_JDATE - UNIX_EPOCH_JDATE) * USECS_PER_DAY)
 
-/* GUCs (idgen.c) */
-extern int	idgen_node_id;			/* -1 when unset */
+/* Settings (idgen.c) */
+extern int	idgen_node_id;			/* -1 when unset, IDGEN_NODE_AUTO */
 extern char *idgen_layout_spec;
 extern int	idgen_max_lead_ms;
 extern int	idgen_clock_wait_ms;
@@ -29,10 +130,21 @@ extern int	idgen_worker_wait_ms;
 extern char *idgen_database;
 extern bool idgen_allow_on_standby;
 
+/* idgen_node_id when idgen.node_id = 'auto' (leased, snowflake_lease.c) */
+#define IDGEN_NODE_AUTO (-2)
+
 /* The layout parsed from idgen.layout at start-up (idgen.c) */
 extern IdgenLayout idgen_layout;
 
-/* OID of table idgen.<name> in this database, InvalidOid if absent (idgen.c) */
+/*
+ * Module load (idgen.c, called by _PG_init): check idgen.layout and
+ * idgen.node_id and define the settings above; once every part is set up,
+ * idgen_mark_loaded.
+ */
+extern void idgen_define_gucs(void);
+extern void idgen_mark_loaded(void);
+
+/* OID of table idgen.<name> in this database, InvalidOid if absent */
 extern Oid	idgen_table_relid(const char *name);
 
 /* Error unless the library was loaded via shared_preload_libraries */
@@ -45,85 +157,10 @@ extern void idgen_require_loaded(void);
 extern const IdgenLayout *idgen_layout_arg(const char *spec, IdgenLayout *buf);
 
 /*
- * How far ahead of the newest tick the worker reserves, in ms.  Calls never
- * wait for the worker while it keeps up; a restart starts at most this far
- * ahead of the clock.
- */
-#define IDGEN_RESERVE_AHEAD_MS 1000
-
-/*
- * How long after the last ID the worker keeps the reservation moving with
- * the clock; after that an idle server writes nothing.
- */
-#define IDGEN_RESERVE_LINGER_MS 60000
-
-/*
  * Wait events: idgen_wait_event(IDGEN_WAIT_CLOCK, _RESERVATION or _SEGMENT)
  * (compat.h) is a named event on 17 and later, "Extension" before.  Plain
  * "Extension" for the rest (the remote worker's waits on a socket).
  */
 #define IDGEN_WAIT_EVENT PG_WAIT_EXTENSION
-
-/* Shared memory of the snowflake generator (snowflake.c) */
-extern Size idgen_snowflake_shmem_size(void);
-extern void idgen_snowflake_shmem_init(void);
-
-/* Shared memory and settings of the segment cache (segment.c) */
-extern Size idgen_segment_shmem_size(void);
-extern void idgen_segment_shmem_init(void);
-extern void idgen_segment_define_gucs(void);
-
-/*
- * Worker side of the snowflake reservation (reservation.c): called in the
- * worker's loop inside a transaction; may lower *sleep_ms.
- */
-extern void idgen_reservation_step(long *sleep_ms);
-extern void idgen_reservation_publish(void);
-
-/*
- * Worker side of segments (segment.c): called in the worker's loop outside
- * any transaction (it opens one per allocation); may lower *sleep_ms.
- */
-extern void idgen_segment_worker_step(long *sleep_ms);
-
-/* Wake the idgen worker, if it runs (snowflake.c) */
-extern void idgen_wake_worker(void);
-
-/* Snowflake state as the reservation code sees it (snowflake.c) */
-extern void idgen_snowflake_set_worker(int pgprocno, bool remote);
-extern int64 idgen_snowflake_top_tick(void);
-extern int64 idgen_snowflake_wanted_tick(void);
-extern void idgen_snowflake_raise_floor(int64 tick);
-extern int64 idgen_snowflake_reserved_end(void);
-extern void idgen_snowflake_publish_reservation(int64 end_tick);
-extern void idgen_snowflake_revoke_reservation(void);
-
-/* Layout changes, the state file and the instance key (snowflake.c) */
-extern void idgen_snowflake_block(const char *old_spec, int old_node);
-extern bool idgen_snowflake_blocked(void);
-extern bool idgen_snowflake_accept_pending(void);
-extern void idgen_snowflake_unblock(void);
-extern int64 idgen_snowflake_file_reservation(void);
-extern void idgen_snowflake_set_file_reservation(int64 until_us);
-extern void idgen_snowflake_set_instance_key(uint64 key);
-extern uint64 idgen_snowflake_instance_key(void);
-
-/*
- * The state file (reservation.c): read by the postmaster when shared memory
- * is created; raises the floor and blocks IDs after a layout change.
- */
-extern void idgen_reservation_load(void);
-
-/* Whether the remote worker runs: leases or a central segment server (worker.c) */
-extern bool idgen_remote_worker_needed(void);
-
-/* Wall clock in Unix microseconds (snowflake.c) */
-extern int64 idgen_now_us(void);
-
-/*
- * Next snowflake ID (snowflake.c).  With gene_bits > 0, takes an aligned
- * block of 2^gene_bits sequence values and puts gene in its low bits.
- */
-extern int64 idgen_snowflake_next(int gene_bits, uint64 gene);
 
 #endif							/* IDGEN_H */

@@ -77,6 +77,8 @@ static const IdgenLayout presets[] = {
 	 * progress") sets bit 63 and makes the ID a negative bigint.  id_make
 	 * writes the first of each (value); id_decode refuses IDs whose fields
 	 * hold a value outside these sets (allowed, a bit per value).
+	 * t/082_vesta.pl checks both presets bit for bit against Vesta's own
+	 * IdConverterImpl and IdServiceImpl when VESTA_SRC names a checkout.
 	 */
 	{.name = "vesta_max_peak", .ts = F("ts", 30, 30), .node = F("node", 10, 0),
 		.seq = F("seq", 20, 10), .unit_us = SEC,
@@ -105,11 +107,33 @@ static const IdgenLayout presets[] = {
 	{.name = "uid_generator", .ts = F("ts", 28, 35), .node = F("node", 22, 13),
 		.seq = F("seq", 13, 0), .unit_us = SEC,
 	.epoch_us = INT64_C(1463673600000) * MS},
+
+	/*
+	 * CosId's SafeJavaScriptSnowflakeId.ofMillisecond (github.com/Ahoo-Wang/
+	 * CosId, cosid-core, SafeJavaScriptSnowflakeId and MillisecondSnowflakeId):
+	 * 53 bits, so every ID is at most 2^53 - 1 and survives a JavaScript
+	 * number (a double).  41-bit ms timestamp since CosId.COSID_EPOCH
+	 * 1577203200000 (2019-12-24T16:00:00Z), 3-bit machine (10 - 7), 9-bit
+	 * sequence (12 - 3).
+	 */
+	{.name = "cosid_safe_js_ms", .ts = F("ts", 41, 12), .node = F("node", 3, 9),
+		.seq = F("seq", 9, 0), .unit_us = MS,
+	.epoch_us = INT64_C(1577203200000) * MS},
+
+	/*
+	 * CosId's SafeJavaScriptSnowflakeId.ofSecond (SecondSnowflakeId): 31-bit
+	 * timestamp in seconds since COSID_EPOCH_SECOND 1577203200, 3-bit machine
+	 * (10 - 7), 19-bit sequence (22 - 3); 53 bits in all.
+	 */
+	{.name = "cosid_safe_js_s", .ts = F("ts", 31, 22), .node = F("node", 3, 19),
+		.seq = F("seq", 19, 0), .unit_us = SEC,
+	.epoch_us = INT64_C(1577203200000) * MS},
 };
 
 const char *const idgen_layout_preset_names[] = {
 	"idgen", "twitter", "discord", "sonyflake", "vesta_max_peak",
-	"vesta_min_granularity", "uid_generator", NULL
+	"vesta_min_granularity", "uid_generator", "cosid_safe_js_ms",
+	"cosid_safe_js_s", NULL
 };
 
 /* A preset by name, or NULL */
@@ -406,6 +430,69 @@ parse_custom(const char *spec, IdgenLayout *l, char *err, size_t errlen,
 	return true;
 }
 
+/*
+ * A preset followed by settings of its constant fields, such as
+ * "vesta_max_peak,method=1": IDs made under it carry that value, as Vesta's
+ * central-server (1) and REST (2) deployments write it.  Only values the
+ * preset's system writes are accepted.  *preset is set when spec starts with
+ * a preset name and a comma, so the caller knows whether an error was
+ * written; the layout keeps the whole spec as its name.
+ */
+static bool
+preset_with_options(const char *spec, IdgenLayout *out, char *err,
+					size_t errlen, const IdgenLayout **preset)
+{
+	char		buf[IDGEN_NAME_LEN];
+	const char *comma = strchr(spec, ',');
+	const char *item;
+
+	*preset = NULL;
+	if (comma == NULL || (size_t) (comma - spec) >= sizeof(buf))
+		return false;
+	memcpy(buf, spec, comma - spec);
+	buf[comma - spec] = '\0';
+	*preset = idgen_layout_preset(buf);
+	if (*preset == NULL)
+		return false;
+	if (strlen(spec) >= IDGEN_NAME_LEN)
+	{
+		snprintf(err, errlen, "layout \"%.60s\" is too long", spec);
+		return false;
+	}
+	*out = **preset;
+	for (item = comma + 1; item != NULL;)
+	{
+		const char *next = strchr(item, ',');
+		size_t		n = next ? (size_t) (next - item) : strlen(item);
+		const char *eq = memchr(item, '=', n);
+		IdgenField *f = NULL;
+		int			v;
+
+		if (eq != NULL)
+			for (int i = 0; i < out->nconsts; i++)
+				if (strlen(out->consts[i].name) == (size_t) (eq - item) &&
+					strncmp(out->consts[i].name, item, eq - item) == 0)
+					f = &out->consts[i];
+		if (f == NULL)
+		{
+			snprintf(err, errlen, "layout \"%s\" has no setting \"%.*s\"",
+					 buf, (int) (eq ? eq - item : (ptrdiff_t) n), item);
+			return false;
+		}
+		if (n - (eq - item) != 2 || !isdigit((unsigned char) eq[1]) ||
+			(v = eq[1] - '0') >= 64 || (f->allowed & (UINT64_C(1) << v)) == 0)
+		{
+			snprintf(err, errlen, "layout \"%s\" cannot have %s \"%.*s\"",
+					 buf, f->name, (int) (n - (eq - item) - 1), eq + 1);
+			return false;
+		}
+		f->value = (uint64_t) v;
+		item = next ? next + 1 : NULL;
+	}
+	strcpy(out->name, spec);
+	return true;
+}
+
 /* Parse a preset name or a custom spec; see layout.h */
 bool
 idgen_layout_parse(const char *spec, IdgenLayout *out, char *err, size_t errlen)
@@ -436,6 +523,10 @@ idgen_layout_parse_why(const char *spec, IdgenLayout *out, char *err,
 		*out = *p;
 		return true;
 	}
+	if (preset_with_options(spec, out, err, errlen, &p))
+		return true;
+	if (p != NULL)
+		return false;
 	if (strchr(spec, '=') == NULL)
 	{
 		snprintf(err, errlen, "unknown layout \"%.40s\"", spec);

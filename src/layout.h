@@ -64,7 +64,8 @@ extern const IdgenLayout *idgen_layout_preset(const char *name);
 extern const char *const idgen_layout_preset_names[];
 
 /*
- * Parse a preset name or a custom spec such as
+ * Parse a preset name, a preset with settings of its constant fields such
+ * as "vesta_max_peak,method=1", or a custom spec such as
  * "ts=41,node=10,seq=12,unit=1ms,epoch=2024-01-01" into *out.  On failure
  * returns false and writes a message (lower case, no trailing period) to err.
  */

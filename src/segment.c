@@ -1,11 +1,11 @@
 /*
  * segment.c
- *		Leaf-style segment IDs: the shared cache of tags, the hot path of
- *		idgen.segment_nextval and the idgen.segment_status view.
+ *		Leaf-style segment IDs: the shared cache of tags and the hot path of
+ *		idgen.segment_nextval.
  *
  * Each tag in use has a slot in a shared hash (segment.h).  A slot holds
  * the current segment and the next one (loaded ahead by the worker, see
- * segment_worker.c).  Drawing an ID is one atomic fetch-add on the slot's
+ * segment_alloc.c).  Drawing an ID is one atomic fetch-add on the slot's
  * pos word, whose high bits name the segment (epoch) the offset belongs to,
  * so an offset is always checked against the segment it was taken from: an
  * add that overshoots a used-up segment is thrown away, never returned, and
@@ -17,7 +17,8 @@
  *
  * Each backend keeps a local map of tag -> (slot, generation), and
  * remembers the tag of its last call, so the usual call does no hash lookup
- * and takes no lock.  Locking rules: see segment.h.
+ * and takes no lock.  Shared memory and its rules: idgen.h.  The SQL
+ * functions are in segment_sql.c.
  */
 #include "postgres.h"
 
@@ -45,7 +46,7 @@
 
 #include "idgen.h"
 #include "segment.h"
-#include "segment_remote.h"
+#include "worker.h"
 
 /* Settings */
 int			idgen_segment_max_tags = 1000;
@@ -56,8 +57,8 @@ int			idgen_segment_grow_after_ms = 15 * 60 * 1000;
 int			idgen_segment_shrink_after_ms = 30 * 60 * 1000;
 
 /* Shared state */
-IdgenSegmentShared *idgen_seg = NULL;
-HTAB	   *idgen_seg_hash = NULL;
+IdgenSegmentShared *idgen_segment = NULL;
+HTAB	   *idgen_segment_hash = NULL;
 
 /* A tag this backend has used: where its slot is */
 typedef struct LocalTag
@@ -87,22 +88,22 @@ idgen_segment_shmem_init(void)
 	HASHCTL		info;
 	bool		found;
 
-	idgen_seg = ShmemInitStruct("idgen segment", sizeof(IdgenSegmentShared),
-								&found);
+	idgen_segment = ShmemInitStruct("idgen segment",
+									sizeof(IdgenSegmentShared), &found);
 	if (!found)
 	{
-		idgen_seg->lock = &(GetNamedLWLockTranche("idgen segment"))->lock;
-		ConditionVariableInit(&idgen_seg->cv);
-		pg_atomic_init_u64(&idgen_seg->next_generation, 1);
-		idgen_seg->ntags = 0;
-		idgen_seg->relid = InvalidOid;
+		idgen_segment->lock = &(GetNamedLWLockTranche("idgen segment"))->lock;
+		ConditionVariableInit(&idgen_segment->cv);
+		pg_atomic_init_u64(&idgen_segment->next_generation, 1);
+		idgen_segment->ntags = 0;
+		idgen_segment->relid = InvalidOid;
 	}
 	info.keysize = IDGEN_SEGMENT_TAG_MAX + 1;
 	info.entrysize = sizeof(IdgenSegmentSlot);
-	idgen_seg_hash = ShmemInitHash("idgen segment tags",
-								   idgen_segment_max_tags,
-								   idgen_segment_max_tags,
-								   &info, HASH_ELEM | HASH_STRINGS);
+	idgen_segment_hash = ShmemInitHash("idgen segment tags",
+									   idgen_segment_max_tags,
+									   idgen_segment_max_tags,
+									   &info, HASH_ELEM | HASH_STRINGS);
 }
 
 /* Define the segment settings */
@@ -192,8 +193,8 @@ remove_slot(IdgenSegmentSlot *slot)
 {
 	pg_atomic_write_u64(&slot->generation, 0);
 	pg_memory_barrier();
-	(void) hash_search(idgen_seg_hash, slot->tag, HASH_REMOVE, NULL);
-	idgen_seg->ntags--;
+	(void) hash_search(idgen_segment_hash, slot->tag, HASH_REMOVE, NULL);
+	idgen_segment->ntags--;
 }
 
 /*
@@ -206,14 +207,14 @@ evict_unknown_slot(void)
 	HASH_SEQ_STATUS scan;
 	IdgenSegmentSlot *slot;
 
-	hash_seq_init(&scan, idgen_seg_hash);
+	hash_seq_init(&scan, idgen_segment_hash);
 	while ((slot = hash_seq_search(&scan)) != NULL)
 	{
 		if (pg_atomic_read_u32(&slot->state) == IDGEN_SEG_UNKNOWN)
 		{
 			hash_seq_term(&scan);
 			remove_slot(slot);
-			ConditionVariableBroadcast(&idgen_seg->cv);
+			ConditionVariableBroadcast(&idgen_segment->cv);
 			return true;
 		}
 	}
@@ -228,12 +229,12 @@ idgen_segment_forget(const char *tag, uint64 gen)
 	IdgenSegmentSlot *slot;
 
 	strlcpy(key, tag, sizeof(key));
-	LWLockAcquire(idgen_seg->lock, LW_EXCLUSIVE);
-	slot = hash_search(idgen_seg_hash, key, HASH_FIND, NULL);
+	LWLockAcquire(idgen_segment->lock, LW_EXCLUSIVE);
+	slot = hash_search(idgen_segment_hash, key, HASH_FIND, NULL);
 	if (slot && (gen == 0 || pg_atomic_read_u64(&slot->generation) == gen))
 		remove_slot(slot);
-	LWLockRelease(idgen_seg->lock);
-	ConditionVariableBroadcast(&idgen_seg->cv);
+	LWLockRelease(idgen_segment->lock);
+	ConditionVariableBroadcast(&idgen_segment->cv);
 }
 
 /* Remove every slot */
@@ -243,12 +244,12 @@ idgen_segment_forget_all(void)
 	HASH_SEQ_STATUS scan;
 	IdgenSegmentSlot *slot;
 
-	LWLockAcquire(idgen_seg->lock, LW_EXCLUSIVE);
-	hash_seq_init(&scan, idgen_seg_hash);
+	LWLockAcquire(idgen_segment->lock, LW_EXCLUSIVE);
+	hash_seq_init(&scan, idgen_segment_hash);
 	while ((slot = hash_seq_search(&scan)) != NULL)
 		remove_slot(slot);		/* removing the current entry is allowed */
-	LWLockRelease(idgen_seg->lock);
-	ConditionVariableBroadcast(&idgen_seg->cv);
+	LWLockRelease(idgen_segment->lock);
+	ConditionVariableBroadcast(&idgen_segment->cv);
 }
 
 /* Forget a tag in this backend's map */
@@ -297,8 +298,8 @@ static void
 init_slot(IdgenSegmentSlot *slot)
 {
 	pg_atomic_init_u32(&slot->state, IDGEN_SEG_LOADING);
-	slot->dyn_step = 0;
-	slot->last_alloc = 0;
+	pg_atomic_init_u64(&slot->dyn_step, 0);
+	pg_atomic_init_u64(&slot->last_alloc, 0);
 	pg_atomic_init_u64(&slot->fetches, 0);
 	pg_atomic_init_u64(&slot->waits, 0);
 	pg_atomic_init_u64(&slot->last_fetch, 0);
@@ -314,7 +315,7 @@ init_slot(IdgenSegmentSlot *slot)
 	pg_atomic_init_u64(&slot->pos, 0);
 	pg_write_barrier();
 	pg_atomic_write_u64(&slot->generation,
-						pg_atomic_fetch_add_u64(&idgen_seg->next_generation, 1));
+						pg_atomic_fetch_add_u64(&idgen_segment->next_generation, 1));
 }
 
 /*
@@ -378,18 +379,18 @@ attach(LocalTag *lt)
 				 errdetail("Segments are allocated by writing idgen.segment_alloc, which only a primary can do."),
 				 errhint("Draw segment IDs on the primary.")));
 
-	LWLockAcquire(idgen_seg->lock, LW_SHARED);
-	slot = hash_search(idgen_seg_hash, lt->tag, HASH_FIND, NULL);
+	LWLockAcquire(idgen_segment->lock, LW_SHARED);
+	slot = hash_search(idgen_segment_hash, lt->tag, HASH_FIND, NULL);
 	if (slot)
 		gen = pg_atomic_read_u64(&slot->generation);
-	LWLockRelease(idgen_seg->lock);
+	LWLockRelease(idgen_segment->lock);
 
 	/*
 	 * Only a tag of the table gets a slot, so calls for tags that do not
 	 * exist cannot fill shared memory.  With a central segment server the
 	 * tags live there; its answer comes through the worker.
 	 */
-	if ((slot == NULL || gen == 0) && !idgen_segment_remote_enabled() &&
+	if ((slot == NULL || gen == 0) && !idgen_segment_server_enabled() &&
 		!tag_exists(lt->tag))
 	{
 		char		tag[IDGEN_SEGMENT_TAG_MAX + 1];
@@ -401,20 +402,20 @@ attach(LocalTag *lt)
 
 	if (slot == NULL || gen == 0)
 	{
-		LWLockAcquire(idgen_seg->lock, LW_EXCLUSIVE);
-		slot = hash_search(idgen_seg_hash, lt->tag, HASH_FIND, NULL);
+		LWLockAcquire(idgen_segment->lock, LW_EXCLUSIVE);
+		slot = hash_search(idgen_segment_hash, lt->tag, HASH_FIND, NULL);
 		if (slot == NULL)
 		{
-			if (idgen_seg->ntags >= idgen_segment_max_tags)
+			if (idgen_segment->ntags >= idgen_segment_max_tags)
 				slot = evict_unknown_slot() ?
-					hash_search(idgen_seg_hash, lt->tag, HASH_ENTER_NULL,
+					hash_search(idgen_segment_hash, lt->tag, HASH_ENTER_NULL,
 								&found) : NULL;
 			else
-				slot = hash_search(idgen_seg_hash, lt->tag, HASH_ENTER_NULL,
-								   &found);
+				slot = hash_search(idgen_segment_hash, lt->tag,
+								   HASH_ENTER_NULL, &found);
 			if (slot == NULL)
 			{
-				LWLockRelease(idgen_seg->lock);
+				LWLockRelease(idgen_segment->lock);
 				ereport(ERROR,
 						(errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
 						 errmsg("could not load segment tag \"%s\" into shared memory",
@@ -424,11 +425,11 @@ attach(LocalTag *lt)
 						 errhint("Raise idgen.segment_max_tags above the number of tags in use and restart the server.")));
 			}
 			init_slot(slot);
-			idgen_seg->ntags++;
+			idgen_segment->ntags++;
 		}
 		gen = pg_atomic_read_u64(&slot->generation);
-		LWLockRelease(idgen_seg->lock);
-		idgen_wake_worker();
+		LWLockRelease(idgen_segment->lock);
+		idgen_worker_wake_all();
 	}
 	lt->slot = slot;
 	lt->gen = gen;
@@ -501,8 +502,8 @@ switch_or_wait(LocalTag *lt, uint64 e)
 		{
 			pg_atomic_fetch_add_u64(&slot->waits, 1);
 			start = GetCurrentTimestamp();
-			idgen_wake_worker();
-			ConditionVariablePrepareToSleep(&idgen_seg->cv);
+			idgen_worker_wake_all();
+			ConditionVariablePrepareToSleep(&idgen_segment->cv);
 			prepared = true;
 			continue;			/* check again before the first sleep */
 		}
@@ -511,7 +512,7 @@ switch_or_wait(LocalTag *lt, uint64 e)
 		if (left_ms <= 0)
 		{
 			ConditionVariableCancelSleep();
-			idgen_segment_remote_check(lt->tag);
+			idgen_segment_server_check(lt->tag);
 			ereport(ERROR,
 					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 					 errmsg("could not draw an ID for segment tag \"%s\": the idgen worker did not load a segment within %d ms",
@@ -521,9 +522,10 @@ switch_or_wait(LocalTag *lt, uint64 e)
 					 errhint("Make sure the \"idgen worker\" process is running and that no transaction holds a lock on the tag's row; idgen.segment_wait_timeout sets how long to wait.")));
 		}
 		/* Short sleeps: a wake-up may be missed while the worker restarts */
-		(void) ConditionVariableTimedSleep(&idgen_seg->cv, Min(left_ms, 100),
+		(void) ConditionVariableTimedSleep(&idgen_segment->cv,
+										   Min(left_ms, 100),
 										   idgen_wait_event(IDGEN_WAIT_SEGMENT));
-		idgen_wake_worker();
+		idgen_worker_wake_all();
 	}
 	if (prepared)
 		ConditionVariableCancelSleep();
@@ -575,7 +577,7 @@ draw(LocalTag *lt)
 			if (pg_atomic_read_u64(&slot->generation) != lt->gen)
 				continue;
 			if (off == (uint64) prefetch_at)
-				idgen_wake_worker();
+				idgen_worker_wake_all();
 			return start + (int64) off;
 		}
 		CHECK_FOR_INTERRUPTS();
@@ -583,34 +585,20 @@ draw(LocalTag *lt)
 	}
 }
 
-PG_FUNCTION_INFO_V1(segment_nextval);
-
-/* SQL: idgen.segment_nextval(tag text) */
-Datum
-segment_nextval(PG_FUNCTION_ARGS)
+/* Next ID of the tag of len bytes at p; see segment.h */
+int64
+idgen_segment_next(const char *p, int len)
 {
-	text	   *t;
-	const char *p;
-	int			len;
-	LocalTag   *lt;
+	LocalTag   *lt = last_tag;
 
-	if (PG_ARGISNULL(0))
-		ereport(ERROR,
-				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-				 errmsg("segment tag cannot be null")));
-	t = PG_GETARG_TEXT_PP(0);
-	p = VARDATA_ANY(t);
-	len = VARSIZE_ANY_EXHDR(t);
-
-	lt = last_tag;
 	if (lt == NULL || lt->len != len || memcmp(lt->tag, p, len) != 0)
 		lt = local_lookup(p, len);
-	PG_RETURN_INT64(draw(lt));
+	return draw(lt);
 }
 
 /* Name of a slot state */
-static const char *
-state_name(uint32 state)
+const char *
+idgen_segment_state_name(uint32 state)
 {
 	switch (state)
 	{
@@ -624,71 +612,4 @@ state_name(uint32 state)
 			return "exhausted";
 	}
 	return "?";
-}
-
-PG_FUNCTION_INFO_V1(segment_status_fn);
-
-/* SQL: idgen.segment_status_fn(), one row per tag in shared memory */
-Datum
-segment_status_fn(PG_FUNCTION_ARGS)
-{
-	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
-	HASH_SEQ_STATUS scan;
-	IdgenSegmentSlot *slot;
-
-	idgen_require_loaded();
-	InitMaterializedSRF(fcinfo, 0);
-
-	LWLockAcquire(idgen_seg->lock, LW_SHARED);
-	hash_seq_init(&scan, idgen_seg_hash);
-	while ((slot = hash_seq_search(&scan)) != NULL)
-	{
-		Datum		values[14];
-		bool		nulls[14] = {0};
-		uint64		p = pg_atomic_read_u64(&slot->pos);
-		uint64		e = p >> IDGEN_SEG_OFF_BITS;
-		uint64		off = p & IDGEN_SEG_OFF_MASK;
-		uint64		ne = (e + 1) & IDGEN_SEG_EPOCH_MASK;
-		IdgenSegmentDesc *d = &slot->ring[e % IDGEN_SEG_RING];
-		IdgenSegmentDesc *nd = &slot->ring[ne % IDGEN_SEG_RING];
-		bool		has_cur = (pg_atomic_read_u32(&d->epoch) == e && d->len > 0);
-		bool		next_ready = (pg_atomic_read_u32(&nd->epoch) == ne);
-		TimestampTz last = (TimestampTz) pg_atomic_read_u64(&slot->last_fetch);
-
-		if (pg_atomic_read_u64(&slot->generation) == 0)
-			continue;
-		values[0] = CStringGetTextDatum(slot->tag);
-		values[1] = CStringGetTextDatum(state_name(pg_atomic_read_u32(&slot->state)));
-		if (has_cur)
-		{
-			values[2] = Int64GetDatum(d->start + (int64) Min(off, (uint64) d->len));
-			values[3] = Int64GetDatum(d->start + d->len - 1);
-			values[4] = Int64GetDatum(d->len);
-		}
-		else
-			nulls[2] = nulls[3] = nulls[4] = true;
-		values[5] = BoolGetDatum(next_ready);
-		if (next_ready)
-		{
-			values[6] = Int64GetDatum(nd->start);
-			values[7] = Int64GetDatum(nd->start + nd->len - 1);
-			values[8] = Int64GetDatum(nd->len);
-		}
-		else
-			nulls[6] = nulls[7] = nulls[8] = true;
-		if (slot->dyn_step > 0)
-			values[9] = Int64GetDatum(slot->dyn_step);
-		else
-			nulls[9] = true;
-		values[10] = Int64GetDatum((int64) pg_atomic_read_u64(&slot->fetches));
-		values[11] = Int64GetDatum((int64) pg_atomic_read_u64(&slot->waits));
-		if (last != 0)
-			values[12] = TimestampTzGetDatum(last);
-		else
-			nulls[12] = true;
-		values[13] = Int64GetDatum((int64) e);
-		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
-	}
-	LWLockRelease(idgen_seg->lock);
-	return (Datum) 0;
 }

@@ -1,28 +1,12 @@
 /*
  * segment.h
- *		Internals of Leaf-style segment IDs, shared by segment.c (shared
- *		memory, the hot path, status), segment_worker.c (allocations by the
- *		idgen worker) and segment_sql.c (create, alter, drop).
+ *		Leaf-style segment IDs: the shared cache of tags and the hot path
+ *		(segment.c), allocations by the worker (segment_alloc.c), the central
+ *		segment server (segment_server.c) and the SQL functions
+ *		(segment_sql.c).
  *
- * Locking rules
- * -------------
- * The shared hash of tags and ntags are protected by the LWLock "idgen
- * segment": lookups under LW_SHARED, inserting or removing a tag under
- * LW_EXCLUSIVE.  A slot's generation is set when the slot is inserted and
- * set to 0 just before it is removed, both under LW_EXCLUSIVE; a process
- * that remembers a slot pointer revalidates it by comparing generations,
- * so it never needs the lock on the hot path.
- *
- * Within a slot, pos = (epoch << IDGEN_SEG_OFF_BITS) | offset is the only
- * word callers write on the hot path (atomic fetch-add; a switch to the next
- * epoch is a compare-and-swap).  The descriptor of epoch e lives in
- * ring[e % IDGEN_SEG_RING].  Only the worker writes descriptors, and only
- * the one of epoch current + 1, holding the LWLock in LW_SHARED mode (which
- * keeps the slot from being removed under it); readers check the
- * descriptor's epoch before and after reading it (a seqlock).  Epoch e + 1
- * can become current only once its descriptor is complete, so the current
- * epoch's descriptor never changes while it is current.  The worker-only
- * fields are written by the worker under LW_SHARED and read by anyone.
+ * Shared memory and its rules (the LWLock "idgen segment", slot
+ * generations, the pos word, the seqlock of the descriptors): idgen.h.
  */
 #ifndef IDGEN_SEGMENT_H
 #define IDGEN_SEGMENT_H
@@ -58,10 +42,11 @@ typedef enum IdgenSegmentState
 typedef struct IdgenSegmentDesc
 {
 	pg_atomic_uint32 epoch;		/* epoch it belongs to, INVALID while being
-								 * written; worker writes (seqlock) */
-	int64		start;			/* first ID; worker writes */
-	int64		len;			/* number of IDs (the step used); worker */
-	int64		prefetch_at;	/* offset whose taker wakes the worker; worker */
+								 * written; allocator (seqlock) */
+	int64		start;			/* first ID; allocator */
+	int64		len;			/* number of IDs (the step used); allocator */
+	int64		prefetch_at;	/* offset whose taker wakes the worker;
+								 * allocator */
 } IdgenSegmentDesc;
 
 /* A tag in shared memory: an entry of the shared hash */
@@ -69,14 +54,15 @@ typedef struct IdgenSegmentSlot
 {
 	char		tag[IDGEN_SEGMENT_TAG_MAX + 1]; /* hash key; set on insert */
 	pg_atomic_uint64 generation;	/* 0 = removed; LWLock exclusive */
-	pg_atomic_uint32 state;		/* IdgenSegmentState; worker, LWLock shared */
-	int64		dyn_step;		/* step of the last allocation; worker */
-	TimestampTz last_alloc;		/* time of the last allocation; worker */
-	pg_atomic_uint64 fetches;	/* segments allocated; worker */
-	pg_atomic_uint64 waits;		/* calls that waited for the worker; atomic */
+	pg_atomic_uint32 state;		/* IdgenSegmentState; allocator */
+	pg_atomic_uint64 dyn_step;	/* step of the last allocation; allocator */
+	pg_atomic_uint64 last_alloc;	/* TimestampTz of the last allocation,
+									 * or since when unknown; allocator */
+	pg_atomic_uint64 fetches;	/* segments allocated; allocator */
+	pg_atomic_uint64 waits;		/* calls that waited for the worker; any */
 	pg_atomic_uint64 last_fetch;	/* TimestampTz of the last allocation;
-									 * worker */
-	IdgenSegmentDesc ring[IDGEN_SEG_RING];	/* see the locking rules */
+									 * allocator */
+	IdgenSegmentDesc ring[IDGEN_SEG_RING];	/* by epoch, seqlock */
 	char		pad1[PG_CACHE_LINE_SIZE];	/* keeps pos off the lines above */
 	pg_atomic_uint64 pos;		/* (epoch << 40) | offset; fetch-add, CAS */
 	char		pad2[PG_CACHE_LINE_SIZE - sizeof(pg_atomic_uint64)];
@@ -91,12 +77,17 @@ typedef struct IdgenSegmentShared
 	pg_atomic_uint64 next_generation;	/* source of slot generations */
 	int			ntags;			/* slots in the hash; LWLock */
 	Oid			relid;			/* idgen.segment_alloc as last seen by the
-								 * worker; worker only */
+								 * allocator; allocator only */
 } IdgenSegmentShared;
 
 /* Shared state (segment.c), NULL until attached */
-extern IdgenSegmentShared *idgen_seg;
-extern HTAB *idgen_seg_hash;
+extern IdgenSegmentShared *idgen_segment;
+extern HTAB *idgen_segment_hash;
+
+/* Shared memory and settings (segment.c, called from module.c) */
+extern Size idgen_segment_shmem_size(void);
+extern void idgen_segment_shmem_init(void);
+extern void idgen_segment_define_gucs(void);
 
 /* Settings (segment.c) */
 extern int	idgen_segment_max_tags;
@@ -123,5 +114,59 @@ extern void idgen_segment_forget_all(void);
 
 /* The "does not exist" error of a tag (segment.c) */
 pg_noreturn extern void idgen_segment_unknown_tag_error(const char *tag);
+
+/* Next ID of the tag of len bytes at p: idgen.segment_nextval (segment.c) */
+extern int64 idgen_segment_next(const char *p, int len);
+
+/* Name of an IdgenSegmentState, as segment_status shows it (segment.c) */
+extern const char *idgen_segment_state_name(uint32 state);
+
+/*
+ * The central segment server (segment_server.c): with idgen.segment_server
+ * set, segments are allocated from idgen.segment_alloc on that server
+ * instead of the local table -- Leaf's own architecture of many issuers and
+ * one allocation table.
+ */
+
+/* Setting: libpq connection string, "" for local */
+extern char *idgen_segment_server;
+
+/* Outcome of an allocation on the central server */
+typedef enum IdgenSegmentServerAlloc
+{
+	IDGEN_SEGMENT_SERVER_OK,
+	IDGEN_SEGMENT_SERVER_UNKNOWN,	/* the central table has no such tag */
+	IDGEN_SEGMENT_SERVER_EXHAUSTED, /* its max_id is the largest bigint */
+	IDGEN_SEGMENT_SERVER_FAILED /* unreachable, or the call failed */
+} IdgenSegmentServerAlloc;
+
+/* Is a central segment server configured? */
+static inline bool
+idgen_segment_server_enabled(void)
+{
+	return idgen_segment_server != NULL && idgen_segment_server[0] != '\0';
+}
+
+/* Module load and shared memory (called from module.c) */
+extern void idgen_segment_server_define_gucs(void);
+extern Size idgen_segment_server_shmem_size(void);
+extern void idgen_segment_server_shmem_init(void);
+
+/*
+ * Allocator: allocate the next segment of tag on the central server, asking
+ * for want_step IDs (the server keeps it within the tag's step and
+ * idgen.segment_max_step).  On IDGEN_SEGMENT_SERVER_OK the allocation is
+ * committed there and *first, *len describe it.
+ */
+extern IdgenSegmentServerAlloc idgen_segment_server_allocate(const char *tag,
+															 int64 want_step,
+															 int64 *first,
+															 int64 *len);
+
+/*
+ * Caller about to give up waiting for a segment of tag: raises an error
+ * naming the central server's failure, if its last allocation failed.
+ */
+extern void idgen_segment_server_check(const char *tag);
 
 #endif							/* IDGEN_SEGMENT_H */

@@ -1,9 +1,10 @@
 /*
  * segment_sql.c
- *		Administration of segment tags: idgen.segment_create, segment_alter
- *		and segment_drop.
+ *		SQL functions of segment IDs: idgen.segment_nextval, the
+ *		segment_status view's segment_status_fn, and the administration of
+ *		tags, segment_create, segment_alter and segment_drop.
  *
- * These write idgen.segment_alloc through SPI.  They are SECURITY DEFINER
+ * The administration functions write idgen.segment_alloc through SPI.  They are SECURITY DEFINER
  * with a pinned search_path, so a tag administrator needs only EXECUTE on
  * them (revoked from PUBLIC by the install script) and no privilege on the
  * table.  max_id never moves backwards through them; the table's trigger
@@ -16,13 +17,15 @@
  * lock keeps the worker from loading the tag again (the worker skips locked
  * rows), so callers wait for it, within idgen.segment_wait_timeout.
  *
- * No shared state of its own; the slot hash is locked in segment.c.
+ * No shared state of its own; the slot hash is read and changed under the
+ * rules in idgen.h.
  */
 #include "postgres.h"
 
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
 #include "fmgr.h"
+#include "funcapi.h"
 #include "utils/builtins.h"
 
 #include "idgen.h"
@@ -210,4 +213,94 @@ segment_drop(PG_FUNCTION_ARGS)
 
 	idgen_segment_forget(tag, 0);
 	PG_RETURN_VOID();
+}
+
+PG_FUNCTION_INFO_V1(segment_nextval);
+
+/* SQL: idgen.segment_nextval(tag text) */
+Datum
+segment_nextval(PG_FUNCTION_ARGS)
+{
+	text	   *t;
+	const char *p;
+	int			len;
+
+	if (PG_ARGISNULL(0))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("segment tag cannot be null")));
+	t = PG_GETARG_TEXT_PP(0);
+	p = VARDATA_ANY(t);
+	len = VARSIZE_ANY_EXHDR(t);
+
+	PG_RETURN_INT64(idgen_segment_next(p, len));
+}
+
+PG_FUNCTION_INFO_V1(segment_status_fn);
+
+/* SQL: idgen.segment_status_fn(), one row per tag in shared memory */
+Datum
+segment_status_fn(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	HASH_SEQ_STATUS scan;
+	IdgenSegmentSlot *slot;
+
+	idgen_require_loaded();
+	InitMaterializedSRF(fcinfo, 0);
+
+	LWLockAcquire(idgen_segment->lock, LW_SHARED);
+	hash_seq_init(&scan, idgen_segment_hash);
+	while ((slot = hash_seq_search(&scan)) != NULL)
+	{
+		Datum		values[14];
+		bool		nulls[14] = {0};
+		uint64		p = pg_atomic_read_u64(&slot->pos);
+		uint64		e = p >> IDGEN_SEG_OFF_BITS;
+		uint64		off = p & IDGEN_SEG_OFF_MASK;
+		uint64		ne = (e + 1) & IDGEN_SEG_EPOCH_MASK;
+		IdgenSegmentDesc *d = &slot->ring[e % IDGEN_SEG_RING];
+		IdgenSegmentDesc *nd = &slot->ring[ne % IDGEN_SEG_RING];
+		bool		has_cur = (pg_atomic_read_u32(&d->epoch) == e && d->len > 0);
+		bool		next_ready = (pg_atomic_read_u32(&nd->epoch) == ne);
+		TimestampTz last = (TimestampTz) pg_atomic_read_u64(&slot->last_fetch);
+		int64		dyn_step;
+
+		if (pg_atomic_read_u64(&slot->generation) == 0)
+			continue;
+		values[0] = CStringGetTextDatum(slot->tag);
+		values[1] = CStringGetTextDatum(idgen_segment_state_name(pg_atomic_read_u32(&slot->state)));
+		if (has_cur)
+		{
+			values[2] = Int64GetDatum(d->start + (int64) Min(off, (uint64) d->len));
+			values[3] = Int64GetDatum(d->start + d->len - 1);
+			values[4] = Int64GetDatum(d->len);
+		}
+		else
+			nulls[2] = nulls[3] = nulls[4] = true;
+		values[5] = BoolGetDatum(next_ready);
+		if (next_ready)
+		{
+			values[6] = Int64GetDatum(nd->start);
+			values[7] = Int64GetDatum(nd->start + nd->len - 1);
+			values[8] = Int64GetDatum(nd->len);
+		}
+		else
+			nulls[6] = nulls[7] = nulls[8] = true;
+		dyn_step = (int64) pg_atomic_read_u64(&slot->dyn_step);
+		if (dyn_step > 0)
+			values[9] = Int64GetDatum(dyn_step);
+		else
+			nulls[9] = true;
+		values[10] = Int64GetDatum((int64) pg_atomic_read_u64(&slot->fetches));
+		values[11] = Int64GetDatum((int64) pg_atomic_read_u64(&slot->waits));
+		if (last != 0)
+			values[12] = TimestampTzGetDatum(last);
+		else
+			nulls[12] = true;
+		values[13] = Int64GetDatum((int64) e);
+		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+	}
+	LWLockRelease(idgen_segment->lock);
+	return (Datum) 0;
 }

@@ -12,68 +12,31 @@
  * The tick is max(wall clock, last tick), so a clock moving back or a burst
  * beyond the layout's rate runs on a logical clock, at most idgen.max_lead
  * ahead of the wall clock.  A tick may only be used once the worker has made
- * a reservation covering it durable (reservation.c): reserved_end is the
+ * a reservation covering it durable (snowflake_state.c): reserved_end is the
  * first tick not covered, 0 until the worker has loaded the reservation.
  *
- * Locking: state is changed only by CAS; reserved_end only by the worker
- * (a plain atomic write of a larger value); counters are statistics.
+ * No locks: the rules for each field of IdgenSnowflakeShared are in idgen.h.
+ * The SQL functions are in snowflake_sql.c.
  */
 #include "postgres.h"
 
-#include <time.h>
-
 #include "access/twophase.h"
 #include "access/xlog.h"
-#include "fmgr.h"
-#include "funcapi.h"
 #include "miscadmin.h"
 #include "port/atomics.h"
 #include "storage/condition_variable.h"
 #include "storage/latch.h"
 #include "storage/proc.h"
 #include "storage/shmem.h"
-#include "utils/builtins.h"
 #include "utils/timestamp.h"
 
+#include "clock.h"
 #include "idgen.h"
-#include "lease.h"
+#include "snowflake.h"
+#include "worker.h"
 
-/* Per-process counter, padded to its own cache line */
-typedef union IdgenCounter
-{
-	pg_atomic_uint64 issued;	/* written by its own process only */
-	char		pad[PG_CACHE_LINE_SIZE];
-} IdgenCounter;
-
-typedef struct SnowflakeShared
-{
-	pg_atomic_uint64 state;		/* (tick << seq_bits) | seq; CAS */
-	char		pad1[PG_CACHE_LINE_SIZE - sizeof(pg_atomic_uint64)];
-	pg_atomic_uint64 reserved_end;	/* first unreserved tick; worker writes */
-	pg_atomic_uint64 wall_tick; /* newest wall-clock tick seen; statistic */
-	pg_atomic_uint64 clock_back;	/* times the wall clock went back */
-	pg_atomic_uint64 clock_waits;	/* calls that waited for the clock */
-	pg_atomic_uint64 reserve_waits; /* calls that waited for the worker */
-	pg_atomic_uint64 wanted_tick;	/* highest tick a waiting call needs;
-									 * raised by callers, read by the worker */
-	pg_atomic_uint32 blocked;	/* 1: layout changed, IDs refused; set by
-								 * the postmaster at start, cleared by the
-								 * worker once a superuser accepted */
-	pg_atomic_uint32 accept;	/* 1: a superuser accepted the change */
-	int32		blocked_node;	/* node id before the change; postmaster */
-	char		blocked_layout[256];	/* layout before the change; postmaster */
-	int64		file_until_us;	/* reservation in the state file, -1 none;
-								 * postmaster at start, then the worker */
-	uint64		instance_key;	/* random key of this data directory;
-								 * postmaster at start */
-	pg_atomic_uint32 worker_procno; /* worker's pgprocno or INVALID */
-	pg_atomic_uint32 remote_procno; /* remote worker's pgprocno or INVALID */
-	ConditionVariable reserve_cv;	/* broadcast on a new reservation */
-	int			nslots;			/* length of counters[] */
-	IdgenCounter counters[FLEXIBLE_ARRAY_MEMBER];	/* by pgprocno */
-} SnowflakeShared;
-
-static SnowflakeShared *sf = NULL;
+/* The generator's shared memory */
+IdgenSnowflakeShared *idgen_snowflake = NULL;
 
 /* Number of per-process counter slots */
 static int
@@ -86,8 +49,8 @@ counter_slots(void)
 Size
 idgen_snowflake_shmem_size(void)
 {
-	return add_size(offsetof(SnowflakeShared, counters),
-					mul_size(counter_slots(), sizeof(IdgenCounter)));
+	return add_size(offsetof(IdgenSnowflakeShared, counters),
+					mul_size(counter_slots(), sizeof(IdgenSnowflakeCounter)));
 }
 
 /* Create or attach the shared state; caller holds AddinShmemInitLock */
@@ -96,66 +59,45 @@ idgen_snowflake_shmem_init(void)
 {
 	bool		found;
 
-	sf = ShmemInitStruct("idgen snowflake", idgen_snowflake_shmem_size(),
-						 &found);
+	idgen_snowflake = ShmemInitStruct("idgen snowflake",
+									  idgen_snowflake_shmem_size(), &found);
 	if (!found)
 	{
-		pg_atomic_init_u64(&sf->state, 0);
-		pg_atomic_init_u64(&sf->reserved_end, 0);
-		pg_atomic_init_u64(&sf->wall_tick, 0);
-		pg_atomic_init_u64(&sf->clock_back, 0);
-		pg_atomic_init_u64(&sf->clock_waits, 0);
-		pg_atomic_init_u64(&sf->reserve_waits, 0);
-		pg_atomic_init_u64(&sf->wanted_tick, 0);
-		pg_atomic_init_u32(&sf->blocked, 0);
-		pg_atomic_init_u32(&sf->accept, 0);
-		sf->blocked_node = -1;
-		sf->blocked_layout[0] = '\0';
-		sf->file_until_us = -1;
-		sf->instance_key = 0;
-		pg_atomic_init_u32(&sf->worker_procno, INVALID_PROC_NUMBER);
-		pg_atomic_init_u32(&sf->remote_procno, INVALID_PROC_NUMBER);
-		ConditionVariableInit(&sf->reserve_cv);
-		sf->nslots = counter_slots();
-		for (int i = 0; i < sf->nslots; i++)
-			pg_atomic_init_u64(&sf->counters[i].issued, 0);
+		pg_atomic_init_u64(&idgen_snowflake->state, 0);
+		pg_atomic_init_u64(&idgen_snowflake->reserved_end, 0);
+		pg_atomic_init_u64(&idgen_snowflake->wall_tick, 0);
+		pg_atomic_init_u64(&idgen_snowflake->clock_back, 0);
+		pg_atomic_init_u64(&idgen_snowflake->clock_waits, 0);
+		pg_atomic_init_u64(&idgen_snowflake->reserve_waits, 0);
+		pg_atomic_init_u64(&idgen_snowflake->wanted_tick, 0);
+		pg_atomic_init_u32(&idgen_snowflake->blocked, 0);
+		pg_atomic_init_u32(&idgen_snowflake->accept, 0);
+		idgen_snowflake->blocked_node = -1;
+		idgen_snowflake->blocked_layout[0] = '\0';
+		pg_atomic_init_u64(&idgen_snowflake->file_until_us,
+						   (uint64) (int64) -1);
+		idgen_snowflake->instance_key = 0;
+		ConditionVariableInit(&idgen_snowflake->reserve_cv);
+		idgen_snowflake->nslots = counter_slots();
+		for (int i = 0; i < idgen_snowflake->nslots; i++)
+			pg_atomic_init_u64(&idgen_snowflake->counters[i].issued, 0);
 
 		/* Start above the durable reservation of the state file */
-		idgen_reservation_load();
+		idgen_snowflake_state_load();
 	}
-}
-
-/* Wall clock in Unix microseconds */
-int64
-idgen_now_us(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (int64) ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
-}
-
-/* Wake the worker, if it runs */
-static void
-wake_worker(void)
-{
-	uint32		procno = pg_atomic_read_u32(&sf->worker_procno);
-
-	if (procno != INVALID_PROC_NUMBER)
-		SetLatch(&GetPGProcByNumber(procno)->procLatch);
 }
 
 /* Note the wall clock tick; count a step back */
 static void
 note_wall_tick(int64 now_tick)
 {
-	uint64		seen = pg_atomic_read_u64(&sf->wall_tick);
+	uint64		seen = pg_atomic_read_u64(&idgen_snowflake->wall_tick);
 
 	if ((uint64) now_tick == seen)
 		return;
 	if ((uint64) now_tick < seen)
-		pg_atomic_fetch_add_u64(&sf->clock_back, 1);
-	pg_atomic_write_u64(&sf->wall_tick, (uint64) now_tick);
+		pg_atomic_fetch_add_u64(&idgen_snowflake->clock_back, 1);
+	pg_atomic_write_u64(&idgen_snowflake->wall_tick, (uint64) now_tick);
 }
 
 /* The error of a server whose layout changed under issued IDs */
@@ -165,7 +107,7 @@ report_blocked(void)
 	ereport(ERROR,
 			(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 			 errmsg("snowflake IDs are refused because idgen.layout or idgen.node_id changed: was layout \"%s\" with node id %d, is layout \"%s\" with node id %d",
-					sf->blocked_layout, sf->blocked_node,
+					idgen_snowflake->blocked_layout, idgen_snowflake->blocked_node,
 					idgen_layout_spec, idgen_node_id),
 			 errdetail("This server has issued IDs under the old settings, and IDs made under the new ones could be smaller than those."),
 			 errhint("Set idgen.layout and idgen.node_id back and restart the server, or, if smaller IDs are acceptable, have a superuser run SELECT idgen.snowflake_accept_layout();")));
@@ -173,7 +115,8 @@ report_blocked(void)
 
 /*
  * Checks made before each generation; errors for a misuse.  Returns the
- * node id to put in the ID: idgen.node_id, or the leased one (lease.h).
+ * node id to put in the ID: idgen.node_id, or the leased one
+ * (snowflake_lease.c).
  */
 static int
 check_can_generate(void)
@@ -193,31 +136,16 @@ check_can_generate(void)
 				 errdetail("A standby usually has a copy of its primary's idgen.node_id, so its IDs could collide with the primary's."),
 				 errhint("Set idgen.allow_on_standby to on only if this server has a node id of its own.")));
 	if (idgen_node_id == IDGEN_NODE_AUTO)
-		return idgen_lease_node();
+		return idgen_snowflake_lease_node();
 	return idgen_node_id;
 }
 
-/* Monotonic clock in milliseconds, for bounding waits */
-static int64
-monotonic_ms(void)
+/* See snowflake.h */
+bool
+idgen_snowflake_wait(int64 want_ms, int64 deadline, ConditionVariable *cv,
+					 uint32 wait_event)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64) ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-/*
- * Sleep for up to want_ms, but not past deadline (monotonic ms); returns
- * false, without sleeping, once the deadline has passed.  With cv, sleeps on
- * the condition variable (the caller has prepared to sleep), else on the
- * latch.
- */
-static bool
-bounded_wait(int64 want_ms, int64 deadline, ConditionVariable *cv,
-			 uint32 wait_event)
-{
-	int64		left = deadline - monotonic_ms();
+	int64		left = deadline - idgen_clock_monotonic_ms();
 	long		ms = (long) Min(Max(want_ms, 1), left);
 
 	if (left <= 0)
@@ -238,12 +166,13 @@ bounded_wait(int64 want_ms, int64 deadline, ConditionVariable *cv,
 static void
 want_tick(int64 tick)
 {
-	uint64		old = pg_atomic_read_u64(&sf->wanted_tick);
+	uint64		old = pg_atomic_read_u64(&idgen_snowflake->wanted_tick);
 
 	while (old < (uint64) tick &&
-		   !pg_atomic_compare_exchange_u64(&sf->wanted_tick, &old, (uint64) tick))
+		   !pg_atomic_compare_exchange_u64(&idgen_snowflake->wanted_tick, &old,
+										   (uint64) tick))
 		;
-	wake_worker();
+	idgen_worker_wake();
 }
 
 /* Next snowflake ID; see idgen.h */
@@ -283,14 +212,14 @@ idgen_snowflake_next(int gene_bits, uint64 gene)
 	lead_max = (int64) idgen_max_lead_ms * 1000 / l->unit_us;
 	tmax = idgen_layout_ts_max(l);
 
-	old = pg_atomic_read_u64(&sf->state);
+	old = pg_atomic_read_u64(&idgen_snowflake->state);
 	for (;;)
 	{
 		int64		tick = (int64) (old >> s);
 		uint64		seq = old & mask;
 		uint64		start;
 
-		now_us = idgen_now_us();
+		now_us = idgen_clock_now_us();
 		now_tick = idgen_tick_of(l, now_us);
 		if (now_tick < 0)
 			ereport(ERROR,
@@ -329,22 +258,22 @@ idgen_snowflake_next(int gene_bits, uint64 gene)
 
 			if (!waited_clock)
 			{
-				pg_atomic_fetch_add_u64(&sf->clock_waits, 1);
-				clock_deadline = monotonic_ms() + idgen_clock_wait_ms;
+				pg_atomic_fetch_add_u64(&idgen_snowflake->clock_waits, 1);
+				clock_deadline = idgen_clock_monotonic_ms() + idgen_clock_wait_ms;
 			}
 			waited_clock = true;
 
 			/* Less than a millisecond to go: sleep just that long */
-			if (need_ms == 0 && monotonic_ms() < clock_deadline)
+			if (need_ms == 0 && idgen_clock_monotonic_ms() < clock_deadline)
 			{
 				pg_usleep((long) need_us);
 				CHECK_FOR_INTERRUPTS();
-				old = pg_atomic_read_u64(&sf->state);
+				old = pg_atomic_read_u64(&idgen_snowflake->state);
 				continue;
 			}
-			if (need_ms > clock_deadline - monotonic_ms() ||
-				!bounded_wait(need_ms + 1, clock_deadline, NULL,
-							  idgen_wait_event(IDGEN_WAIT_CLOCK)))
+			if (need_ms > clock_deadline - idgen_clock_monotonic_ms() ||
+				!idgen_snowflake_wait(need_ms + 1, clock_deadline, NULL,
+									  idgen_wait_event(IDGEN_WAIT_CLOCK)))
 				ereport(ERROR,
 						(errcode(ERRCODE_SYSTEM_ERROR),
 						 errmsg("could not generate a snowflake ID: the system clock is " INT64_FORMAT " ms behind the generator",
@@ -352,7 +281,7 @@ idgen_snowflake_next(int gene_bits, uint64 gene)
 						 errdetail("The system clock moved back, or IDs were requested faster than layout \"%s\" allows, and idgen.max_lead is %d ms.",
 								   l->name, idgen_max_lead_ms),
 						 errhint("Retry once the clock has caught up, or raise idgen.max_lead.")));
-			old = pg_atomic_read_u64(&sf->state);
+			old = pg_atomic_read_u64(&idgen_snowflake->state);
 			continue;
 		}
 
@@ -361,10 +290,10 @@ idgen_snowflake_next(int gene_bits, uint64 gene)
 		 * While a layout change is refused the worker publishes none, so
 		 * the refusal costs the hot path nothing.
 		 */
-		if ((uint64) ntick >= pg_atomic_read_u64(&sf->reserved_end) &&
+		if ((uint64) ntick >= pg_atomic_read_u64(&idgen_snowflake->reserved_end) &&
 			!RecoveryInProgress())
 		{
-			if (pg_atomic_read_u32(&sf->blocked) != 0)
+			if (pg_atomic_read_u32(&idgen_snowflake->blocked) != 0)
 			{
 				if (on_cv)
 					ConditionVariableCancelSleep();
@@ -372,16 +301,17 @@ idgen_snowflake_next(int gene_bits, uint64 gene)
 			}
 			if (!waited_reserve)
 			{
-				pg_atomic_fetch_add_u64(&sf->reserve_waits, 1);
-				reserve_deadline = monotonic_ms() + idgen_worker_wait_ms;
+				pg_atomic_fetch_add_u64(&idgen_snowflake->reserve_waits, 1);
+				reserve_deadline = idgen_clock_monotonic_ms() + idgen_worker_wait_ms;
 			}
 			waited_reserve = true;
 			want_tick(ntick);
 			if (!on_cv)
-				ConditionVariablePrepareToSleep(&sf->reserve_cv);
+				ConditionVariablePrepareToSleep(&idgen_snowflake->reserve_cv);
 			on_cv = true;
-			if (!bounded_wait(idgen_worker_wait_ms, reserve_deadline, &sf->reserve_cv,
-							  idgen_wait_event(IDGEN_WAIT_RESERVATION)))
+			if (!idgen_snowflake_wait(idgen_worker_wait_ms, reserve_deadline,
+									  &idgen_snowflake->reserve_cv,
+									  idgen_wait_event(IDGEN_WAIT_RESERVATION)))
 			{
 				ConditionVariableCancelSleep();
 				ereport(ERROR,
@@ -391,12 +321,12 @@ idgen_snowflake_next(int gene_bits, uint64 gene)
 								   idgen_database),
 						 errhint("Make sure extension idgen is installed in the database named by idgen.database and that the \"idgen worker\" process is running.")));
 			}
-			old = pg_atomic_read_u64(&sf->state);
+			old = pg_atomic_read_u64(&idgen_snowflake->state);
 			continue;
 		}
 
 		new = ((uint64) ntick << s) | (start + block - 1);
-		if (pg_atomic_compare_exchange_u64(&sf->state, &old, new))
+		if (pg_atomic_compare_exchange_u64(&idgen_snowflake->state, &old, new))
 			break;
 	}
 	if (on_cv)
@@ -404,52 +334,32 @@ idgen_snowflake_next(int gene_bits, uint64 gene)
 
 	/* Ask for more reservation while half of the margin is left */
 	if ((uint64) (ntick + IDGEN_RESERVE_AHEAD_MS * 500 / l->unit_us) >=
-		pg_atomic_read_u64(&sf->reserved_end))
-		wake_worker();
+		pg_atomic_read_u64(&idgen_snowflake->reserved_end))
+		idgen_worker_wake();
 
-	if (MyProc && GetNumberFromPGProc(MyProc) < sf->nslots)
+	if (MyProc && GetNumberFromPGProc(MyProc) < idgen_snowflake->nslots)
 	{
-		pg_atomic_uint64 *c = &sf->counters[GetNumberFromPGProc(MyProc)].issued;
+		pg_atomic_uint64 *c =
+			&idgen_snowflake->counters[GetNumberFromPGProc(MyProc)].issued;
 
 		pg_atomic_write_u64(c, pg_atomic_read_u64(c) + 1);
 	}
 	return (int64) idgen_compose(l, ntick, (uint64) node, idseq);
 }
 
-/*
- * Wake the workers, if they run (for segments): the idgen worker and, with a
- * central segment server, the remote worker that talks to it
- */
-void
-idgen_wake_worker(void)
-{
-	uint32		procno = pg_atomic_read_u32(&sf->remote_procno);
-
-	wake_worker();
-	if (procno != INVALID_PROC_NUMBER)
-		SetLatch(&GetPGProcByNumber(procno)->procLatch);
-}
-
-/* Publish a worker's process number, or INVALID_PGPROCNO */
-void
-idgen_snowflake_set_worker(int pgprocno, bool remote)
-{
-	pg_atomic_write_u32(remote ? &sf->remote_procno : &sf->worker_procno,
-						(uint32) pgprocno);
-}
-
 /* Tick of the last ID issued */
 int64
 idgen_snowflake_top_tick(void)
 {
-	return (int64) (pg_atomic_read_u64(&sf->state) >> idgen_layout.seq.bits);
+	return (int64) (pg_atomic_read_u64(&idgen_snowflake->state) >>
+					idgen_layout.seq.bits);
 }
 
 /* Highest tick a waiting call has asked to be reserved */
 int64
 idgen_snowflake_wanted_tick(void)
 {
-	return (int64) pg_atomic_read_u64(&sf->wanted_tick);
+	return (int64) pg_atomic_read_u64(&idgen_snowflake->wanted_tick);
 }
 
 /* Make sure the next ID has a tick above tick */
@@ -463,9 +373,9 @@ idgen_snowflake_raise_floor(int64 tick)
 		return;
 	floor = ((uint64) tick << idgen_layout.seq.bits) |
 		idgen_field_max(idgen_layout.seq.bits);
-	old = pg_atomic_read_u64(&sf->state);
+	old = pg_atomic_read_u64(&idgen_snowflake->state);
 	while (old < floor &&
-		   !pg_atomic_compare_exchange_u64(&sf->state, &old, floor))
+		   !pg_atomic_compare_exchange_u64(&idgen_snowflake->state, &old, floor))
 		;
 }
 
@@ -473,190 +383,81 @@ idgen_snowflake_raise_floor(int64 tick)
 int64
 idgen_snowflake_reserved_end(void)
 {
-	return (int64) pg_atomic_read_u64(&sf->reserved_end);
+	return (int64) pg_atomic_read_u64(&idgen_snowflake->reserved_end);
 }
 
 /* A durable reservation now covers ticks below end_tick */
 void
 idgen_snowflake_publish_reservation(int64 end_tick)
 {
-	if ((uint64) end_tick > pg_atomic_read_u64(&sf->reserved_end))
-		pg_atomic_write_u64(&sf->reserved_end, (uint64) end_tick);
-	ConditionVariableBroadcast(&sf->reserve_cv);
+	if ((uint64) end_tick > pg_atomic_read_u64(&idgen_snowflake->reserved_end))
+		pg_atomic_write_u64(&idgen_snowflake->reserved_end, (uint64) end_tick);
+	ConditionVariableBroadcast(&idgen_snowflake->reserve_cv);
 }
 
 /* Forget the reservation (the worker lost track of it) */
 void
 idgen_snowflake_revoke_reservation(void)
 {
-	pg_atomic_write_u64(&sf->reserved_end, 0);
+	pg_atomic_write_u64(&idgen_snowflake->reserved_end, 0);
 }
 
 /* Refuse IDs: the layout changed from old_spec/old_node (postmaster) */
 void
 idgen_snowflake_block(const char *old_spec, int old_node)
 {
-	strlcpy(sf->blocked_layout, old_spec, sizeof(sf->blocked_layout));
-	sf->blocked_node = old_node;
-	pg_atomic_write_u32(&sf->blocked, 1);
+	strlcpy(idgen_snowflake->blocked_layout, old_spec,
+			sizeof(idgen_snowflake->blocked_layout));
+	idgen_snowflake->blocked_node = old_node;
+	pg_atomic_write_u32(&idgen_snowflake->blocked, 1);
 }
 
 /* Are IDs refused for a layout change? */
 bool
 idgen_snowflake_blocked(void)
 {
-	return pg_atomic_read_u32(&sf->blocked) != 0;
+	return pg_atomic_read_u32(&idgen_snowflake->blocked) != 0;
 }
 
 /* Has a superuser accepted the layout change? */
 bool
 idgen_snowflake_accept_pending(void)
 {
-	return pg_atomic_read_u32(&sf->accept) != 0;
+	return pg_atomic_read_u32(&idgen_snowflake->accept) != 0;
 }
 
 /* The worker recorded the new layout: issue IDs again */
 void
 idgen_snowflake_unblock(void)
 {
-	pg_atomic_write_u32(&sf->accept, 0);
-	pg_atomic_write_u32(&sf->blocked, 0);
+	pg_atomic_write_u32(&idgen_snowflake->accept, 0);
+	pg_atomic_write_u32(&idgen_snowflake->blocked, 0);
 }
 
-/* Reservation in the state file (reservation.c), -1 if none */
+/* Reservation in the state file (snowflake_state.c), -1 if none */
 int64
 idgen_snowflake_file_reservation(void)
 {
-	return sf->file_until_us;
+	return (int64) pg_atomic_read_u64(&idgen_snowflake->file_until_us);
 }
 
 /* The state file now holds this reservation (postmaster or worker) */
 void
 idgen_snowflake_set_file_reservation(int64 until_us)
 {
-	sf->file_until_us = until_us;
+	pg_atomic_write_u64(&idgen_snowflake->file_until_us, (uint64) until_us);
 }
 
 /* The random key of this data directory (postmaster, from the state file) */
 void
 idgen_snowflake_set_instance_key(uint64 key)
 {
-	sf->instance_key = key;
+	idgen_snowflake->instance_key = key;
 }
 
 /* See idgen.h */
 uint64
 idgen_snowflake_instance_key(void)
 {
-	return sf->instance_key;
-}
-
-PG_FUNCTION_INFO_V1(snowflake_accept_layout);
-
-/*
- * SQL: idgen.snowflake_accept_layout(): a superuser accepts that IDs made
- * under a changed layout or node id may be smaller than old ones.  Waits for
- * the worker to record the new layout in the state file.
- */
-Datum
-snowflake_accept_layout(PG_FUNCTION_ARGS)
-{
-	int64		deadline;
-
-	idgen_require_loaded();
-	if (!superuser())
-		ereport(ERROR,
-				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
-				 errmsg("permission denied to accept a change of idgen.layout"),
-				 errdetail("Only a superuser may accept that new snowflake IDs could be smaller than IDs already issued.")));
-	if (!idgen_snowflake_blocked())
-		PG_RETURN_BOOL(false);
-	ereport(LOG,
-			(errmsg("idgen: a superuser accepted the change from layout \"%s\" with node id %d to layout \"%s\" with node id %d",
-					sf->blocked_layout, sf->blocked_node,
-					idgen_layout_spec, idgen_node_id)));
-	pg_atomic_write_u32(&sf->accept, 1);
-	wake_worker();
-	deadline = monotonic_ms() + idgen_worker_wait_ms;
-	while (idgen_snowflake_blocked())
-	{
-		if (!bounded_wait(10, deadline, NULL,
-						  idgen_wait_event(IDGEN_WAIT_RESERVATION)))
-			ereport(ERROR,
-					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-					 errmsg("could not accept the layout change: the idgen worker did not record it"),
-					 errhint("Make sure the \"idgen worker\" process is running on this primary; the acceptance takes effect as soon as it does.")));
-		wake_worker();
-	}
-	PG_RETURN_BOOL(true);
-}
-
-PG_FUNCTION_INFO_V1(snowflake_nextval);
-
-/* SQL: idgen.snowflake_nextval() */
-Datum
-snowflake_nextval(PG_FUNCTION_ARGS)
-{
-	PG_RETURN_INT64(idgen_snowflake_next(0, 0));
-}
-
-PG_FUNCTION_INFO_V1(snowflake_status);
-
-/* SQL: idgen.snowflake_status(), one row of the generator's state */
-Datum
-snowflake_status(PG_FUNCTION_ARGS)
-{
-	const IdgenLayout *l = &idgen_layout;
-	TupleDesc	tupdesc;
-	Datum		values[11];
-	bool		nulls[11] = {0};
-	uint64		state;
-	int64		tick,
-				now_tick,
-				rend;
-	uint64		issued = 0;
-
-	idgen_require_loaded();
-	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
-		elog(ERROR, "return type must be a row type");
-
-	state = pg_atomic_read_u64(&sf->state);
-	tick = (int64) (state >> l->seq.bits);
-	now_tick = idgen_tick_of(l, idgen_now_us());
-	rend = (int64) pg_atomic_read_u64(&sf->reserved_end);
-	for (int i = 0; i < sf->nslots; i++)
-		issued += pg_atomic_read_u64(&sf->counters[i].issued);
-
-	if (idgen_node_id == IDGEN_NODE_AUTO &&
-		(pg_atomic_read_u64(idgen_lease_word) >> IDGEN_LEASE_MS_BITS) != 0)
-		values[0] = Int32GetDatum((int) (pg_atomic_read_u64(idgen_lease_word) >> IDGEN_LEASE_MS_BITS) - 1);
-	else if (idgen_node_id >= 0)
-		values[0] = Int32GetDatum(idgen_node_id);
-	else
-		nulls[0] = true;
-	values[1] = CStringGetTextDatum(idgen_layout_spec);
-	if (state != 0)
-	{
-		values[2] = TimestampTzGetDatum(idgen_tick_start(l, tick) - UNIX_TO_PG_US);
-		values[3] = Float8GetDatum((double) (tick - now_tick) * l->unit_us / 1000.0);
-	}
-	else
-		nulls[2] = nulls[3] = true;
-	if (rend > 0)
-		values[4] = TimestampTzGetDatum(idgen_tick_start(l, rend) - UNIX_TO_PG_US);
-	else
-		nulls[4] = true;
-	values[5] = Int64GetDatum((int64) issued);
-	values[6] = Int64GetDatum((int64) pg_atomic_read_u64(&sf->clock_back));
-	values[7] = Int64GetDatum((int64) pg_atomic_read_u64(&sf->clock_waits));
-	values[8] = Int64GetDatum((int64) pg_atomic_read_u64(&sf->reserve_waits));
-	values[9] = BoolGetDatum(pg_atomic_read_u32(&sf->worker_procno) != INVALID_PROC_NUMBER);
-	/* Since 0.2.0: the reservation in the state file */
-	if (sf->file_until_us >= 0)
-		values[10] = TimestampTzGetDatum(sf->file_until_us - UNIX_TO_PG_US);
-	else
-		nulls[10] = true;
-	if (tupdesc->natts != 10 && tupdesc->natts != 11)
-		elog(ERROR, "unexpected result row of %d columns", tupdesc->natts);
-	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));
+	return idgen_snowflake->instance_key;
 }

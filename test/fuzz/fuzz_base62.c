@@ -3,7 +3,8 @@
  *		libFuzzer target for the base62 decoder (src/codec.c).
  *
  * Whatever the input, decoding must not crash; when it succeeds, the value
- * is a non-negative bigint whose encoding is exactly the input.  The first
+ * is a non-negative bigint whose 11-character encoding is the input with
+ * leading zeros (CosId's unpadded form).  The first
  * 8 bytes, read as a bigint, must also encode and decode back to themselves.
  */
 #include <stdlib.h>
@@ -23,8 +24,11 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	if (idgen_base62_decode((const char *) data, size, &id, &err))
 	{
+		/* the padded encoding is the input with leading zeros */
 		if (id < 0 || !idgen_base62_encode(id, buf) ||
-			size != IDGEN_BASE62_LEN || memcmp(buf, data, size) != 0)
+			size < 1 || size > IDGEN_BASE62_LEN ||
+			memcmp(buf + IDGEN_BASE62_LEN - size, data, size) != 0 ||
+			strspn(buf, "0") < IDGEN_BASE62_LEN - size)
 			abort();
 	}
 	else if (err.detail[0] == '\0')
@@ -39,6 +43,11 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 			if (id < 0 || strlen(buf) != IDGEN_BASE62_LEN ||
 				!idgen_base62_decode(buf, IDGEN_BASE62_LEN, &back, &err) ||
+				back != id)
+				abort();
+			/* CosId's unpadded form decodes to the same ID */
+			if (!idgen_base62_encode_unpadded(id, buf) ||
+				!idgen_base62_decode(buf, strlen(buf), &back, &err) ||
 				back != id)
 				abort();
 		}

@@ -135,6 +135,8 @@ static const PresetShape shapes[] = {
 	{"vesta_max_peak", 30, 30, 10, 0, 20, 10, 1000000, INT64_C(1420041600000)},
 	{"vesta_min_granularity", 40, 20, 10, 0, 10, 10, 1000, INT64_C(1420041600000)},
 	{"uid_generator", 28, 35, 22, 13, 13, 0, 1000000, INT64_C(1463673600000)},
+	{"cosid_safe_js_ms", 41, 12, 3, 9, 9, 0, 1000, INT64_C(1577203200000)},
+	{"cosid_safe_js_s", 31, 22, 3, 19, 19, 0, 1000000, INT64_C(1577203200000)},
 };
 
 /* Every preset parses and has its documented shape */
@@ -656,9 +658,24 @@ test_base62(void)
 	CHECK(!idgen_base62_decode("AzL8n0Y58m8", 11, &v, &err) && err.range);
 	CHECK(!idgen_base62_decode("zzzzzzzzzzz", 11, &v, &err) && err.range);
 	CHECK(!idgen_base62_decode("B0000000000", 11, &v, &err) && err.range);
-	CHECK(!idgen_base62_decode("0000000000", 10, &v, &err) && !err.range && !err.layout);
-	CHECK(strstr(err.detail, "exactly 11") != NULL);
+	/* CosId's unpadded form (Radix62IdConverter.INSTANCE) */
+	CHECK(idgen_base62_decode("0000000000", 10, &v, &err));
+	CHECK_I64(v, 0);
+	CHECK(idgen_base62_decode("Czks0tP37X", 10, &v, &err));
+	CHECK_I64(v, INT64_C(175928847299117063));
+	CHECK(idgen_base62_decode("z", 1, &v, &err));
+	CHECK_I64(v, 61);
+	CHECK(idgen_base62_encode_unpadded(INT64_C(175928847299117063), buf));
+	CHECK_STR(buf, "Czks0tP37X");
+	CHECK(idgen_base62_encode_unpadded(0, buf));
+	CHECK_STR(buf, "0");
+	CHECK(idgen_base62_encode_unpadded(62, buf));
+	CHECK_STR(buf, "10");
+	CHECK(idgen_base62_encode_unpadded(INT64_MAX, buf));
+	CHECK_STR(buf, "AzL8n0Y58m7");
+	CHECK(!idgen_base62_encode_unpadded(-1, buf));
 	CHECK(!idgen_base62_decode("000000000000", 12, &v, &err) && !err.range);
+	CHECK(strstr(err.detail, "1 to 11") != NULL);
 	CHECK(!idgen_base62_decode("", 0, &v, &err) && !err.range);
 	CHECK(!idgen_base62_decode("00000-00000", 11, &v, &err) && !err.range);
 	CHECK(strstr(err.detail, "Character 6") != NULL);
@@ -727,6 +744,37 @@ friendly_fails(const IdgenLayout *l, const char *text, bool range)
 	return true;
 }
 
+/* Vesta's generation methods as layout settings */
+static void
+test_vesta_methods(void)
+{
+	IdgenLayout l;
+	char		buf[IDGEN_FRIENDLY_MAXLEN + 1];
+	int64_t		v;
+	IdgenCodecError err;
+
+	l = layout("vesta_max_peak,method=1");
+	CHECK_STR(l.name, "vesta_max_peak,method=1");
+	CHECK_I64((int64_t) idgen_compose(&l, 1, 2, 3), (INT64_C(1) << 60) | (INT64_C(1) << 30) | (3 << 10) | 2);
+	CHECK(idgen_friendly_encode(&l, (INT64_C(1) << 60) | (INT64_C(1) << 30) | (3 << 10) | 2, buf, sizeof(buf), &err));
+	CHECK_STR(buf, "20141231160001-2-3");
+	CHECK(idgen_friendly_decode(&l, buf, strlen(buf), &v, &err));
+	CHECK_I64(v, (INT64_C(1) << 60) | (INT64_C(1) << 30) | (3 << 10) | 2);
+	l = layout("vesta_min_granularity,method=2");
+	CHECK_I64((int64_t) idgen_compose(&l, 0, 0, 0), (INT64_C(2) << 60) | (INT64_C(1) << 62));
+	l = layout("vesta_max_peak");
+	CHECK(!idgen_friendly_encode(&l, (INT64_C(1) << 60), buf, sizeof(buf), &err) && err.range);
+	CHECK(layout_fails("vesta_max_peak,method=3", "cannot have method \"3\""));
+	CHECK(layout_fails("vesta_max_peak,method=", "cannot have method"));
+	CHECK(layout_fails("vesta_max_peak,method=11", "cannot have method"));
+	CHECK(layout_fails("vesta_max_peak,type=1", "cannot have type"));
+	CHECK(layout_fails("vesta_max_peak,version=1", "cannot have version"));
+	CHECK(layout_fails("vesta_max_peak,colour=1", "has no setting \"colour\""));
+	CHECK(layout_fails("vesta_max_peak,method", "has no setting \"method\""));
+	CHECK(layout_fails("idgen,method=1", "has no setting \"method\""));
+	CHECK(layout_fails("vesta_min_granularity,method=1,method=2", "too long"));
+}
+
 /* Friendly form: known values, round trips, every error */
 static void
 test_friendly(void)
@@ -748,7 +796,29 @@ test_friendly(void)
 
 	l = layout("uid_generator");
 	CHECK(idgen_friendly_encode(&l, 0, buf, sizeof(buf), &err));
-	CHECK_STR(buf, "20160519160000000-0-0");
+	CHECK_STR(buf, "20160519160000-0-0");
+	CHECK(idgen_friendly_decode(&l, "20160519160000-0-0", 18, &v, &err));
+	CHECK_I64(v, 0);
+	CHECK(idgen_friendly_decode(&l, "20160519160000000-0-0", 21, &v, &err));
+	CHECK_I64(v, 0);
+	CHECK(friendly_fails(&l, "20160519160000001-0-0", false));
+	CHECK(friendly_fails(&l, "201605191600000-0-0", false));
+
+	/* CosId's SafeJavaScriptSnowflakeId, values written by CosId 2.x */
+	l = layout("cosid_safe_js_ms");
+	CHECK(idgen_friendly_encode(&l, INT64_C(893952318523905), buf, sizeof(buf), &err));
+	CHECK_STR(buf, "20261123170117764-5-1");
+	CHECK(idgen_friendly_encode_local(&l, INT64_C(893952318523905), INT64_C(8) * 3600000000, buf, sizeof(buf), &err));
+	CHECK_STR(buf, "20261124010117764-5-1");
+	CHECK(idgen_friendly_decode(&l, "20261123170117764-5-001", 23, &v, &err));
+	CHECK_I64(v, INT64_C(893952318523905));
+	CHECK(friendly_fails(&l, "20261123170117764-8-1", true));
+	CHECK(friendly_round_trip(&l, (INT64_C(1) << 53) - 1));
+	l = layout("cosid_safe_js_s");
+	CHECK(idgen_friendly_encode(&l, INT64_C(915407172534273), buf, sizeof(buf), &err));
+	CHECK(idgen_friendly_decode(&l, buf, strlen(buf), &v, &err));
+	CHECK_I64(v, INT64_C(915407172534273));
+	CHECK_I64((int64_t) strlen(buf), 14 + 2 + 1 + 1);
 
 	l = layout("idgen");
 	CHECK(idgen_friendly_encode(&l, INT64_C(4194308101), buf, sizeof(buf), &err));
@@ -773,8 +843,10 @@ test_friendly(void)
 	CHECK(friendly_fails(&l, "20240101000001000-1-5 ", false));
 	CHECK(friendly_fails(&l, " 20240101000001000-1-5", false));
 	CHECK(friendly_fails(&l, "20240101000001000-1-5-", false));
-	CHECK(friendly_fails(&l, "20240101000001000-01-5", false));
-	CHECK(friendly_fails(&l, "20240101000001000-1-05", false));
+	/* CosId's padStart: leading zeros are read */
+	CHECK(idgen_friendly_decode(&l, "20240101000001000-0001-0005", 27, &v, &err));
+	CHECK_I64(v, INT64_C(4194308101));
+	CHECK(friendly_fails(&l, "20240101000001-1-5", false));
 	CHECK(friendly_fails(&l, "20240101000001000-+1-5", false));
 	CHECK(friendly_fails(&l, "20240101000001000-1--5", false));
 	CHECK(friendly_fails(&l, "2024-01-01T000001000-1-5", false));
@@ -946,6 +1018,7 @@ main(void)
 	test_tick_of();
 	test_base62();
 	test_friendly();
+	test_vesta_methods();
 	test_genes();
 	printf("%d passed, %d failed\n", passed, failed);
 	return failed == 0 ? 0 : 1;

@@ -1,9 +1,9 @@
 /*
- * segment_worker.c
- *		The idgen worker's share of segment IDs: it alone writes
+ * segment_alloc.c
+ *		The worker's share of segment IDs: it alone writes
  *		idgen.segment_alloc and fills the next segment of each tag.
  *
- * Each round, idgen_segment_worker_step looks (under the LWLock, shared) for
+ * Each round, idgen_segment_alloc_step looks (under the LWLock, shared) for
  * slots whose next segment is missing and whose current one is used past
  * idgen.segment_prefetch, or used up, or not loaded yet; callers that are
  * waiting come first.  For each it runs one transaction that locks the tag's
@@ -15,7 +15,9 @@
  *
  * Publishing re-finds the slot by tag under the LWLock (shared) and checks
  * its generation, so a tag dropped or altered meanwhile is not refilled with
- * a stale range.  Runs only in the worker, outside any transaction.
+ * a stale range.  Runs only in the allocator -- the idgen worker, or the
+ * remote worker with a central segment server (segment_server.c) -- outside
+ * any transaction.  Shared memory and its rules: idgen.h.
  */
 #include "postgres.h"
 
@@ -34,7 +36,7 @@
 
 #include "idgen.h"
 #include "segment.h"
-#include "segment_remote.h"
+#include "worker.h"
 
 /* Most time one step spends allocating before it lets the loop go on */
 #define STEP_BUDGET_MS 200
@@ -78,10 +80,10 @@ need_is_current(const SegmentNeed *need)
 	IdgenSegmentSlot *slot;
 	bool		current;
 
-	LWLockAcquire(idgen_seg->lock, LW_SHARED);
-	slot = hash_search(idgen_seg_hash, need->tag, HASH_FIND, NULL);
+	LWLockAcquire(idgen_segment->lock, LW_SHARED);
+	slot = hash_search(idgen_segment_hash, need->tag, HASH_FIND, NULL);
 	current = (slot && pg_atomic_read_u64(&slot->generation) == need->gen);
-	LWLockRelease(idgen_seg->lock);
+	LWLockRelease(idgen_segment->lock);
 	return current;
 }
 
@@ -143,20 +145,20 @@ allocate(const SegmentNeed *need, int64 *first, int64 *len)
 	AllocResult result = ALLOC_OK;
 	int			ret;
 
-	/* With a central segment server, allocate there (segment_remote.c) */
-	if (idgen_segment_remote_enabled())
+	/* With a central segment server, allocate there (segment_server.c) */
+	if (idgen_segment_server_enabled())
 	{
-		switch (idgen_segment_remote_allocate(need->tag,
+		switch (idgen_segment_server_allocate(need->tag,
 											  next_step(need, 1, GetCurrentTimestamp()),
 											  first, len))
 		{
-			case IDGEN_REMOTE_ALLOC_OK:
+			case IDGEN_SEGMENT_SERVER_OK:
 				return ALLOC_OK;
-			case IDGEN_REMOTE_ALLOC_UNKNOWN:
+			case IDGEN_SEGMENT_SERVER_UNKNOWN:
 				return ALLOC_UNKNOWN;
-			case IDGEN_REMOTE_ALLOC_EXHAUSTED:
+			case IDGEN_SEGMENT_SERVER_EXHAUSTED:
 				return ALLOC_EXHAUSTED;
-			case IDGEN_REMOTE_ALLOC_FAILED:
+			case IDGEN_SEGMENT_SERVER_FAILED:
 				break;
 		}
 		return ALLOC_NO_TABLE;	/* unreachable: try again in a second */
@@ -184,16 +186,16 @@ allocate(const SegmentNeed *need, int64 *first, int64 *len)
 	}
 	else if (!SearchSysCacheExists1(RELOID, ObjectIdGetDatum(relid)))
 		result = ALLOC_NO_TABLE;
-	else if (OidIsValid(idgen_seg->relid) && idgen_seg->relid != relid)
+	else if (OidIsValid(idgen_segment->relid) && idgen_segment->relid != relid)
 	{
 		/* The table was dropped and created again: nothing buffered holds */
-		idgen_seg->relid = relid;
+		idgen_segment->relid = relid;
 		idgen_segment_forget_all();
 		result = ALLOC_BUSY;
 	}
 	else
 	{
-		idgen_seg->relid = relid;
+		idgen_segment->relid = relid;
 		ret = SPI_execute_with_args("SELECT max_id, step FROM idgen.segment_alloc "
 									"WHERE biz_tag = $1 FOR UPDATE SKIP LOCKED",
 									1, types, args, NULL, false, 1);
@@ -263,13 +265,14 @@ publish(const SegmentNeed *need, AllocResult result, int64 first, int64 len)
 {
 	IdgenSegmentSlot *slot;
 
-	LWLockAcquire(idgen_seg->lock, LW_SHARED);
-	slot = hash_search(idgen_seg_hash, need->tag, HASH_FIND, NULL);
+	LWLockAcquire(idgen_segment->lock, LW_SHARED);
+	slot = hash_search(idgen_segment_hash, need->tag, HASH_FIND, NULL);
 	if (slot && pg_atomic_read_u64(&slot->generation) == need->gen)
 	{
 		if (result == ALLOC_UNKNOWN)
 		{
-			slot->last_alloc = GetCurrentTimestamp();	/* since when */
+			pg_atomic_write_u64(&slot->last_alloc,
+								(uint64) GetCurrentTimestamp());	/* since when */
 			pg_atomic_write_u32(&slot->state, IDGEN_SEG_UNKNOWN);
 		}
 		else if (result == ALLOC_EXHAUSTED)
@@ -297,15 +300,15 @@ publish(const SegmentNeed *need, AllocResult result, int64 first, int64 len)
 				pg_write_barrier();
 				pg_atomic_write_u32(&d->epoch, (uint32) ne);
 			}
-			slot->dyn_step = len;
-			slot->last_alloc = now;
+			pg_atomic_write_u64(&slot->dyn_step, (uint64) len);
+			pg_atomic_write_u64(&slot->last_alloc, (uint64) now);
 			pg_atomic_write_u64(&slot->last_fetch, (uint64) now);
 			pg_atomic_fetch_add_u64(&slot->fetches, 1);
 			pg_atomic_write_u32(&slot->state, IDGEN_SEG_ACTIVE);
 		}
 	}
-	LWLockRelease(idgen_seg->lock);
-	ConditionVariableBroadcast(&idgen_seg->cv);
+	LWLockRelease(idgen_segment->lock);
+	ConditionVariableBroadcast(&idgen_segment->cv);
 }
 
 /*
@@ -321,8 +324,8 @@ collect_needs(List **unknown)
 	List	   *later = NIL;
 	TimestampTz now = GetCurrentTimestamp();
 
-	LWLockAcquire(idgen_seg->lock, LW_SHARED);
-	hash_seq_init(&scan, idgen_seg_hash);
+	LWLockAcquire(idgen_segment->lock, LW_SHARED);
+	hash_seq_init(&scan, idgen_segment_hash);
 	while ((slot = hash_seq_search(&scan)) != NULL)
 	{
 		bool		is_urgent = false;
@@ -331,7 +334,8 @@ collect_needs(List **unknown)
 		if (pg_atomic_read_u64(&slot->generation) == 0)
 			continue;
 		if (pg_atomic_read_u32(&slot->state) == IDGEN_SEG_UNKNOWN &&
-			TimestampDifferenceExceeds(slot->last_alloc, now, UNKNOWN_KEEP_MS))
+			TimestampDifferenceExceeds((TimestampTz) pg_atomic_read_u64(&slot->last_alloc),
+									   now, UNKNOWN_KEEP_MS))
 		{
 			need = palloc0(sizeof(SegmentNeed));
 			strlcpy(need->tag, slot->tag, sizeof(need->tag));
@@ -345,20 +349,20 @@ collect_needs(List **unknown)
 		strlcpy(need->tag, slot->tag, sizeof(need->tag));
 		need->gen = pg_atomic_read_u64(&slot->generation);
 		need->urgent = is_urgent;
-		need->prev_step = slot->dyn_step;
-		need->prev_alloc = slot->last_alloc;
+		need->prev_step = (int64) pg_atomic_read_u64(&slot->dyn_step);
+		need->prev_alloc = (TimestampTz) pg_atomic_read_u64(&slot->last_alloc);
 		if (is_urgent)
 			urgent = lappend(urgent, need);
 		else
 			later = lappend(later, need);
 	}
-	LWLockRelease(idgen_seg->lock);
+	LWLockRelease(idgen_segment->lock);
 	return list_concat(urgent, later);
 }
 
-/* One round of the worker's segment work; see idgen.h */
+/* One round of the allocator's segment work; see worker.h */
 void
-idgen_segment_worker_step(long *sleep_ms)
+idgen_segment_alloc_step(long *sleep_ms, bool remote)
 {
 	MemoryContext old;
 	TimestampTz start;
@@ -366,7 +370,10 @@ idgen_segment_worker_step(long *sleep_ms)
 	List	   *unknown = NIL;
 	ListCell   *lc;
 
-	if (idgen_seg == NULL || RecoveryInProgress())
+	/* Only the allocator: the remote worker with a central server */
+	if (remote != idgen_segment_server_enabled())
+		return;
+	if (idgen_segment == NULL || RecoveryInProgress())
 		return;
 	if (step_cxt == NULL)
 		step_cxt = AllocSetContextCreate(TopMemoryContext,

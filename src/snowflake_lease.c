@@ -1,5 +1,5 @@
 /*
- * lease.c
+ * snowflake_lease.c
  *		Node ids leased from a registry database over libpq, as CosId's
  *		machine-id distributor does.
  *
@@ -23,24 +23,22 @@
  * for the guard time on top.  Backends refuse to make snowflake IDs once the
  * local lease has ended, until the worker renews it.
  *
- * Registry calls go through remote.c, bounded by a deadline (a third
+ * Registry calls go through pqconn.c, bounded by a deadline (a third
  * of the lease time), waiting on the worker's latch, so a registry that
  * hangs never stalls the worker past its next renewal and SIGTERM is served.
  *
- * Locking: the lease word (lease.h) is written only by the worker, with
- * atomic writes, and read by backends; the other fields of LeaseShared are
- * protected by its spinlock.  In the registry, acquisitions in a namespace
- * are serialized by an advisory lock (idgen.node_lease_acquire); a renewal
- * and a takeover of the same row by the row lock of their UPDATEs.
+ * Runs in the remote worker (idgen_snowflake_lease_step, worker.h) and,
+ * for the slow path of idgen_snowflake_lease_node, in callers.  Shared
+ * memory "idgen lease": rules in idgen.h.  In the registry, acquisitions in
+ * a namespace are serialized by an advisory lock (idgen.node_lease_acquire);
+ * a renewal and a takeover of the same row by the row lock of their
+ * UPDATEs.
  */
 #include "postgres.h"
 
-#include <time.h>
 #include <unistd.h>
 
 #include "access/xlog.h"
-#include "fmgr.h"
-#include "funcapi.h"
 #include "miscadmin.h"
 #include "postmaster/postmaster.h"
 #include "storage/condition_variable.h"
@@ -52,24 +50,11 @@
 #include "utils/guc.h"
 #include "utils/timestamp.h"
 
+#include "clock.h"
 #include "idgen.h"
-#include "lease.h"
-#include "remote.h"
-
-#define LEASE_TEXT_LEN 256
-
-typedef struct LeaseShared
-{
-	pg_atomic_uint64 word;		/* node and lease end (lease.h); worker
-								 * writes */
-	ConditionVariable cv;		/* broadcast when the worker leases */
-	slock_t		mutex;			/* protects the fields below */
-	int64		renewed_at_us;	/* wall clock of the last renewal, or 0 */
-	int64		previous_tick;	/* floor taken over from the previous
-								 * holder, or -1 */
-	char		instance[LEASE_TEXT_LEN];	/* our name in the registry */
-	char		last_error[LEASE_TEXT_LEN]; /* last failed attempt, or "" */
-} LeaseShared;
+#include "pqconn.h"
+#include "snowflake.h"
+#include "worker.h"
 
 /* Settings */
 char	   *idgen_node_registry = NULL;
@@ -77,30 +62,20 @@ char	   *idgen_node_namespace = NULL;
 int			idgen_node_lease_ms = 30000;
 int			idgen_node_guard_ms = 10000;
 
-pg_atomic_uint64 *idgen_lease_word = NULL;
-static LeaseShared *ls = NULL;
+/* The lease's shared memory */
+IdgenSnowflakeLease *idgen_snowflake_lease = NULL;
 
 /* Worker-local state */
-static IdgenRemote registry = {.appname = "idgen worker"};
+static IdgenPqConn registry = {.appname = "idgen worker"};
 static int64 next_due_ms = 0;
 static bool expiry_logged = false;
-static char logged_error[LEASE_TEXT_LEN];
-static char instance_name[LEASE_TEXT_LEN];
-static char instance_shown[LEASE_TEXT_LEN];
-
-/* CLOCK_MONOTONIC in milliseconds */
-int64
-idgen_monotonic_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64) ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
+static char logged_error[IDGEN_LEASE_TEXT_LEN];
+static char instance_name[IDGEN_LEASE_TEXT_LEN];
+static char instance_shown[IDGEN_LEASE_TEXT_LEN];
 
 /* Define the lease settings and check them against idgen.node_id */
 void
-idgen_lease_define_gucs(void)
+idgen_snowflake_lease_define_gucs(void)
 {
 	DefineCustomStringVariable("idgen.node_registry",
 							   "Connection string of the registry database from which a server with idgen.node_id = 'auto' leases its node id.",
@@ -130,45 +105,46 @@ idgen_lease_define_gucs(void)
 
 /* Shared memory needed */
 Size
-idgen_lease_shmem_size(void)
+idgen_snowflake_lease_shmem_size(void)
 {
-	return MAXALIGN(sizeof(LeaseShared));
+	return MAXALIGN(sizeof(IdgenSnowflakeLease));
 }
 
 /* Create or attach the shared state; caller holds AddinShmemInitLock */
 void
-idgen_lease_shmem_init(void)
+idgen_snowflake_lease_shmem_init(void)
 {
 	bool		found;
 
-	ls = ShmemInitStruct("idgen lease", idgen_lease_shmem_size(), &found);
+	idgen_snowflake_lease = ShmemInitStruct("idgen lease",
+											idgen_snowflake_lease_shmem_size(),
+											&found);
 	if (!found)
 	{
-		pg_atomic_init_u64(&ls->word, 0);
-		ConditionVariableInit(&ls->cv);
-		SpinLockInit(&ls->mutex);
-		ls->renewed_at_us = 0;
-		ls->previous_tick = -1;
-		ls->instance[0] = '\0';
-		ls->last_error[0] = '\0';
+		pg_atomic_init_u64(&idgen_snowflake_lease->word, 0);
+		ConditionVariableInit(&idgen_snowflake_lease->cv);
+		SpinLockInit(&idgen_snowflake_lease->mutex);
+		idgen_snowflake_lease->renewed_at_us = 0;
+		idgen_snowflake_lease->previous_tick = -1;
+		idgen_snowflake_lease->instance[0] = '\0';
+		idgen_snowflake_lease->last_error[0] = '\0';
 	}
-	idgen_lease_word = &ls->word;
 }
 
 /* Copy the worker's last error into buf */
 static void
 read_last_error(char *buf)
 {
-	SpinLockAcquire(&ls->mutex);
-	strlcpy(buf, ls->last_error, LEASE_TEXT_LEN);
-	SpinLockRelease(&ls->mutex);
+	SpinLockAcquire(&idgen_snowflake_lease->mutex);
+	strlcpy(buf, idgen_snowflake_lease->last_error, IDGEN_LEASE_TEXT_LEN);
+	SpinLockRelease(&idgen_snowflake_lease->mutex);
 }
 
 /* Raise the fencing error: node's lease has run out */
 static void
 report_expired(int node)
 {
-	char		err[LEASE_TEXT_LEN];
+	char		err[IDGEN_LEASE_TEXT_LEN];
 
 	read_last_error(err);
 	ereport(ERROR,
@@ -181,20 +157,20 @@ report_expired(int node)
 			 errhint("Make sure the database named by idgen.node_registry is reachable; IDs are issued again as soon as the lease is renewed.")));
 }
 
-/* See lease.h */
+/* See snowflake.h */
 int
-idgen_lease_node_slow(void)
+idgen_snowflake_lease_node_slow(void)
 {
 	long		left = idgen_worker_wait_ms;
 	bool		on_cv = false;
 
 	for (;;)
 	{
-		uint64		w = pg_atomic_read_u64(&ls->word);
+		uint64		w = pg_atomic_read_u64(&idgen_snowflake_lease->word);
 		int			node = (int) (w >> IDGEN_LEASE_MS_BITS) - 1;
 		long		ms;
 
-		if (node >= 0 && (int64) (w & IDGEN_LEASE_MS_MASK) > idgen_monotonic_ms())
+		if (node >= 0 && (int64) (w & IDGEN_LEASE_MS_MASK) > idgen_clock_monotonic_ms())
 		{
 			if (on_cv)
 				ConditionVariableCancelSleep();
@@ -208,7 +184,7 @@ idgen_lease_node_slow(void)
 		}
 		if (left <= 0)
 		{
-			char		err[LEASE_TEXT_LEN];
+			char		err[IDGEN_LEASE_TEXT_LEN];
 
 			if (on_cv)
 				ConditionVariableCancelSleep();
@@ -221,10 +197,10 @@ idgen_lease_node_slow(void)
 					 errhint("Make sure the registry database is reachable and has extension idgen installed, and that the \"idgen worker\" process is running.")));
 		}
 		if (!on_cv)
-			ConditionVariablePrepareToSleep(&ls->cv);
+			ConditionVariablePrepareToSleep(&idgen_snowflake_lease->cv);
 		on_cv = true;
 		ms = Min(left, 100);
-		(void) ConditionVariableTimedSleep(&ls->cv, ms,
+		(void) ConditionVariableTimedSleep(&idgen_snowflake_lease->cv, ms,
 										   idgen_wait_event(IDGEN_WAIT_RESERVATION));
 		left -= ms;
 	}
@@ -233,7 +209,7 @@ idgen_lease_node_slow(void)
 /*
  * Our name in the registry: the same for every start of this data
  * directory.  It ends with the random key of the state file
- * (reservation.c), so no caller of the registry's functions can guess it
+ * (snowflake_state.c), so no caller of the registry's functions can guess it
  * and claim this server's live lease as its own.  instance_shown is the
  * name without the key, for node_lease_status.
  */
@@ -260,14 +236,14 @@ instance(void)
 static void
 lease_exit(int code, Datum arg)
 {
-	idgen_remote_close(&registry);
+	idgen_pqconn_close(&registry);
 }
 
 /* Record the outcome of an attempt; logs each new error once */
 static void
 note_error(const char *msg)
 {
-	char		buf[LEASE_TEXT_LEN];
+	char		buf[IDGEN_LEASE_TEXT_LEN];
 	int			n;
 
 	strlcpy(buf, msg ? msg : "", sizeof(buf));
@@ -278,9 +254,9 @@ note_error(const char *msg)
 		if (*p == '\n')
 			*p = ' ';
 
-	SpinLockAcquire(&ls->mutex);
-	strlcpy(ls->last_error, buf, LEASE_TEXT_LEN);
-	SpinLockRelease(&ls->mutex);
+	SpinLockAcquire(&idgen_snowflake_lease->mutex);
+	strlcpy(idgen_snowflake_lease->last_error, buf, IDGEN_LEASE_TEXT_LEN);
+	SpinLockRelease(&idgen_snowflake_lease->mutex);
 
 	if (buf[0] && strcmp(buf, logged_error) != 0)
 		ereport(LOG,
@@ -298,7 +274,7 @@ static int64
 promise_tick(void)
 {
 	int64		ahead_us = ((int64) idgen_node_lease_ms + idgen_max_lead_ms) * 1000;
-	int64		tick = idgen_tick_of(&idgen_layout, idgen_now_us() + ahead_us);
+	int64		tick = idgen_tick_of(&idgen_layout, idgen_clock_now_us() + ahead_us);
 
 	tick = Max(tick, idgen_snowflake_top_tick());
 	tick = Max(tick, idgen_snowflake_reserved_end());
@@ -313,8 +289,8 @@ publish(int node, int64 valid_until_ms)
 		((uint64) Max(valid_until_ms, 0) & IDGEN_LEASE_MS_MASK);
 
 	pg_write_barrier();
-	pg_atomic_write_u64(&ls->word, w);
-	ConditionVariableBroadcast(&ls->cv);
+	pg_atomic_write_u64(&idgen_snowflake_lease->word, w);
+	ConditionVariableBroadcast(&idgen_snowflake_lease->cv);
 }
 
 /*
@@ -339,7 +315,7 @@ renew(int node, int64 deadline_ms)
 	params[2] = instance();
 	params[3] = leasebuf;
 	params[4] = tickbuf;
-	res = idgen_remote_exec(&registry,
+	res = idgen_pqconn_exec(&registry,
 							"SELECT idgen.node_lease_renew($1, $2, $3, $4, $5)",
 							5, params, deadline_ms);
 	if (res == NULL)
@@ -369,7 +345,7 @@ acquire(int64 deadline_ms)
 							  (uint64) IDGEN_LEASE_MAX_NODE);
 	int			node;
 	int64		prev_tick = -1;
-	char		msg[LEASE_TEXT_LEN];
+	char		msg[IDGEN_LEASE_TEXT_LEN];
 
 	snprintf(maxbuf, sizeof(maxbuf), "%d", (int) maxnode);
 	snprintf(leasebuf, sizeof(leasebuf), "%d", idgen_node_lease_ms);
@@ -381,7 +357,7 @@ acquire(int64 deadline_ms)
 	params[3] = leasebuf;
 	params[4] = guardbuf;
 	params[5] = tickbuf;
-	res = idgen_remote_exec(&registry,
+	res = idgen_pqconn_exec(&registry,
 							"SELECT leased_node, previous_instance, previous_last_tick "
 							"FROM idgen.node_lease_acquire($1, $2, $3, $4, $5, $6)",
 							6, params, deadline_ms);
@@ -408,9 +384,9 @@ acquire(int64 deadline_ms)
 	}
 	PQclear(res);
 
-	SpinLockAcquire(&ls->mutex);
-	ls->previous_tick = prev_tick;
-	SpinLockRelease(&ls->mutex);
+	SpinLockAcquire(&idgen_snowflake_lease->mutex);
+	idgen_snowflake_lease->previous_tick = prev_tick;
+	SpinLockRelease(&idgen_snowflake_lease->mutex);
 	ereport(LOG,
 			(errmsg("leased node id %d in namespace \"%s\" of the registry",
 					node, idgen_node_namespace),
@@ -425,10 +401,10 @@ static bool
 lease_round(int64 t0)
 {
 	int64		deadline = t0 + Max(idgen_node_lease_ms / 3, 500);
-	uint64		w = pg_atomic_read_u64(&ls->word);
+	uint64		w = pg_atomic_read_u64(&idgen_snowflake_lease->word);
 	int			node = (int) (w >> IDGEN_LEASE_MS_BITS) - 1;
 
-	if (!idgen_remote_connect(&registry, idgen_node_registry, deadline))
+	if (!idgen_pqconn_connect(&registry, idgen_node_registry, deadline))
 	{
 		note_error(registry.error);
 		return false;
@@ -458,11 +434,11 @@ lease_round(int64 t0)
 			return false;
 	}
 	publish(node, t0 + idgen_node_lease_ms);
-	SpinLockAcquire(&ls->mutex);
-	ls->renewed_at_us = idgen_now_us();
+	SpinLockAcquire(&idgen_snowflake_lease->mutex);
+	idgen_snowflake_lease->renewed_at_us = idgen_clock_now_us();
 	(void) instance();
-	strlcpy(ls->instance, instance_shown, LEASE_TEXT_LEN);
-	SpinLockRelease(&ls->mutex);
+	strlcpy(idgen_snowflake_lease->instance, instance_shown, IDGEN_LEASE_TEXT_LEN);
+	SpinLockRelease(&idgen_snowflake_lease->mutex);
 	if (expiry_logged)
 		ereport(LOG,
 				(errmsg("renewed the lease of node id %d; snowflake IDs are issued again",
@@ -472,9 +448,9 @@ lease_round(int64 t0)
 	return true;
 }
 
-/* See lease.h */
+/* See snowflake.h */
 void
-idgen_lease_worker_step(long *sleep_ms)
+idgen_snowflake_lease_step(long *sleep_ms)
 {
 	static bool exit_registered = false;
 	uint64		w;
@@ -496,8 +472,8 @@ idgen_lease_worker_step(long *sleep_ms)
 		return;
 	}
 
-	now = idgen_monotonic_ms();
-	w = pg_atomic_read_u64(&ls->word);
+	now = idgen_clock_monotonic_ms();
+	w = pg_atomic_read_u64(&idgen_snowflake_lease->word);
 	until = (int64) (w & IDGEN_LEASE_MS_MASK);
 	if ((w >> IDGEN_LEASE_MS_BITS) != 0 && until <= now && !expiry_logged)
 	{
@@ -511,74 +487,15 @@ idgen_lease_worker_step(long *sleep_ms)
 	if (now >= next_due_ms)
 	{
 		ok = lease_round(now);
-		now = idgen_monotonic_ms();
+		now = idgen_clock_monotonic_ms();
 		if (ok)
 			next_due_ms = now + Max(idgen_node_lease_ms / 3, 1);
 		else
 			next_due_ms = now + Min(1000, Max(idgen_node_lease_ms / 6, 100));
-		w = pg_atomic_read_u64(&ls->word);
+		w = pg_atomic_read_u64(&idgen_snowflake_lease->word);
 		until = (int64) (w & IDGEN_LEASE_MS_MASK);
 	}
 	*sleep_ms = Min(*sleep_ms, Max(next_due_ms - now, 1));
 	if (until > now)
 		*sleep_ms = Min(*sleep_ms, until - now + 1);
-}
-
-PG_FUNCTION_INFO_V1(node_lease_status);
-
-/* SQL: idgen.node_lease_status(), one row about this server's lease */
-Datum
-node_lease_status(PG_FUNCTION_ARGS)
-{
-	TupleDesc	tupdesc;
-	Datum		values[8];
-	bool		nulls[8] = {0};
-	uint64		w;
-	int			node;
-	int64		left;
-	int64		renewed_at;
-	int64		previous_tick;
-	char		inst[LEASE_TEXT_LEN];
-	char		err[LEASE_TEXT_LEN];
-
-	idgen_require_loaded();
-	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
-		elog(ERROR, "return type must be a row type");
-
-	w = pg_atomic_read_u64(&ls->word);
-	node = (int) (w >> IDGEN_LEASE_MS_BITS) - 1;
-	left = (int64) (w & IDGEN_LEASE_MS_MASK) - idgen_monotonic_ms();
-	SpinLockAcquire(&ls->mutex);
-	renewed_at = ls->renewed_at_us;
-	previous_tick = ls->previous_tick;
-	strlcpy(inst, ls->instance, sizeof(inst));
-	strlcpy(err, ls->last_error, sizeof(err));
-	SpinLockRelease(&ls->mutex);
-
-	values[0] = BoolGetDatum(idgen_node_id == IDGEN_NODE_AUTO);
-	if (idgen_node_id == IDGEN_NODE_AUTO && node >= 0)
-	{
-		values[1] = Int32GetDatum(node);
-		values[2] = BoolGetDatum(left > 0);
-		values[3] = Int64GetDatum(Max(left, 0));
-	}
-	else
-		nulls[1] = nulls[2] = nulls[3] = true;
-	if (inst[0])
-		values[4] = CStringGetTextDatum(inst);
-	else
-		nulls[4] = true;
-	if (renewed_at > 0)
-		values[5] = TimestampTzGetDatum(renewed_at - UNIX_TO_PG_US);
-	else
-		nulls[5] = true;
-	if (previous_tick >= 0)
-		values[6] = Int64GetDatum(previous_tick);
-	else
-		nulls[6] = true;
-	if (err[0])
-		values[7] = CStringGetTextDatum(err);
-	else
-		nulls[7] = true;
-	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));
 }

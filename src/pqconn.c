@@ -1,14 +1,15 @@
 /*
- * remote.c
- *		Bounded, interruptible libpq calls for the idgen worker.
+ * pqconn.c
+ *		Bounded, interruptible libpq calls for the idgen workers.
  *
  * A connection is started with PQconnectStartParams and polled, and a
  * statement sent with PQsendQueryParams and read with PQconsumeInput, each
  * wait being a WaitLatchOrSocket on the worker's latch that ends at the
- * caller's deadline (CLOCK_MONOTONIC milliseconds, see lease.h).  On any
+ * caller's deadline (CLOCK_MONOTONIC milliseconds, clock.h).  On any
  * failure the connection is closed and the next call opens a new one.
  *
- * Runs only in the worker; an IdgenRemote belongs to one caller.
+ * Runs only in the workers; an IdgenPqConn belongs to one caller, and
+ * there is no shared state.
  */
 #include "postgres.h"
 
@@ -16,13 +17,13 @@
 #include "storage/latch.h"
 #include "utils/memutils.h"
 
+#include "clock.h"
 #include "idgen.h"
-#include "lease.h"
-#include "remote.h"
+#include "pqconn.h"
 
 /* Record a failure in r->error as one line, without a trailing newline */
 static void
-set_error(IdgenRemote *r, const char *msg)
+set_error(IdgenPqConn *r, const char *msg)
 {
 	int			n;
 
@@ -37,7 +38,7 @@ set_error(IdgenRemote *r, const char *msg)
 
 /* Close the connection */
 void
-idgen_remote_close(IdgenRemote *r)
+idgen_pqconn_close(IdgenPqConn *r)
 {
 	if (r->conn)
 		PQfinish(r->conn);
@@ -46,10 +47,10 @@ idgen_remote_close(IdgenRemote *r)
 
 /* Record msg, close the connection */
 static void
-fail(IdgenRemote *r, const char *msg)
+fail(IdgenPqConn *r, const char *msg)
 {
 	set_error(r, msg);
-	idgen_remote_close(r);
+	idgen_pqconn_close(r);
 }
 
 /*
@@ -57,9 +58,9 @@ fail(IdgenRemote *r, const char *msg)
  * deadline passes; returns false at the deadline.
  */
 static bool
-wait_socket(IdgenRemote *r, int events, int64 deadline_ms)
+wait_socket(IdgenPqConn *r, int events, int64 deadline_ms)
 {
-	int64		left = deadline_ms - idgen_monotonic_ms();
+	int64		left = deadline_ms - idgen_clock_monotonic_ms();
 	int			rc;
 
 	if (left <= 0)
@@ -75,9 +76,9 @@ wait_socket(IdgenRemote *r, int events, int64 deadline_ms)
 	return true;
 }
 
-/* See remote.h */
+/* See pqconn.h */
 bool
-idgen_remote_connect(IdgenRemote *r, const char *conninfo, int64 deadline_ms)
+idgen_pqconn_connect(IdgenPqConn *r, const char *conninfo, int64 deadline_ms)
 {
 	const char *keys[] = {"dbname", "fallback_application_name", NULL};
 	const char *vals[] = {conninfo, r->appname, NULL};
@@ -86,7 +87,7 @@ idgen_remote_connect(IdgenRemote *r, const char *conninfo, int64 deadline_ms)
 	if (r->conn && r->conninfo && strcmp(r->conninfo, conninfo) == 0 &&
 		PQstatus(r->conn) == CONNECTION_OK)
 		return true;
-	idgen_remote_close(r);
+	idgen_pqconn_close(r);
 	if (r->conninfo)
 		pfree(r->conninfo);
 	r->conninfo = MemoryContextStrdup(TopMemoryContext, conninfo);
@@ -121,9 +122,9 @@ idgen_remote_connect(IdgenRemote *r, const char *conninfo, int64 deadline_ms)
 	return true;
 }
 
-/* See remote.h */
+/* See pqconn.h */
 PGresult *
-idgen_remote_exec(IdgenRemote *r, const char *sql, int nparams,
+idgen_pqconn_exec(IdgenPqConn *r, const char *sql, int nparams,
 				  const char *const *params, int64 deadline_ms)
 {
 	PGresult   *last = NULL;

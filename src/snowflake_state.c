@@ -1,6 +1,7 @@
 /*
- * reservation.c
- *		The durable high-water mark of the snowflake generator.
+ * snowflake_state.c
+ *		The durable high-water mark of the snowflake generator: the state
+ *		file and the reservation row.
  *
  * The generator may use a tick only once a reservation covering it is
  * durable.  The reservation is kept in two places, and the generator starts
@@ -15,8 +16,8 @@
  *    and a restart with the clock set back start above it.  It also records
  *    the layout and node id the reservation was made under, so that a
  *    layout change that could make new IDs smaller is refused (see
- *    idgen_reservation_load), and a random key that makes this server's name
- *    in a node registry impossible to guess (lease.c).
+ *    idgen_snowflake_state_load), and a random key that makes this server's name
+ *    in a node registry impossible to guess (snowflake_lease.c).
  *
  * 2. The single row of table idgen.snowflake_reservation in idgen.database,
  *    written by the worker with synchronous_commit on.  A table row is
@@ -35,8 +36,10 @@
  * The worker never waits for a lock on the reservation table: it takes it
  * conditionally and tries again on the next round.
  *
- * Runs in the worker (inside the transaction worker.c opened) and, for
- * idgen_reservation_load, in the postmaster while shared memory is created.
+ * Runs in the idgen worker (idgen_snowflake_state_step, inside the
+ * transaction worker.c opened) and, for idgen_snowflake_state_load, in the
+ * postmaster while shared memory is created.  Shared memory: through the
+ * functions of snowflake.c, under the rules in idgen.h.
  */
 #include "postgres.h"
 
@@ -57,8 +60,10 @@
 #include "utils/syscache.h"
 #include "utils/timestamp.h"
 
+#include "clock.h"
 #include "idgen.h"
-#include "lease.h"
+#include "snowflake.h"
+#include "worker.h"
 
 #define STATE_FILE "idgen.state"
 #define STATE_FILE_TMP "idgen.state.tmp"
@@ -94,7 +99,7 @@ typedef struct StateFile
 									 * microseconds; -1 when none yet */
 	int32		node_id;		/* idgen_node_id when written (-2: 'auto') */
 	int32		pad;
-	uint64		instance_key;	/* random; see lease.c */
+	uint64		instance_key;	/* random; see snowflake_lease.c */
 	char		layout_spec[STATE_SPEC_LEN];	/* idgen.layout when written */
 	StoredLayout layout;		/* the layout it names */
 	pg_crc32c	crc;			/* of everything above */
@@ -286,7 +291,7 @@ new_ids_provably_larger(void)
  * smaller than old ones.  Without a file, make one with a new instance key.
  */
 void
-idgen_reservation_load(void)
+idgen_snowflake_state_load(void)
 {
 	bool		same_layout;
 
@@ -376,11 +381,11 @@ static int64 pending_end = 0;
 
 /*
  * One step of the worker: read the reservation, raise the floor, extend it
- * when needed.  The new end is published by idgen_reservation_publish after
+ * when needed.  The new end is published by idgen_snowflake_state_publish after
  * the caller has committed.
  */
 void
-idgen_reservation_step(long *sleep_ms)
+idgen_snowflake_state_step(long *sleep_ms)
 {
 	const IdgenLayout *l = &idgen_layout;
 	int64		stored;
@@ -471,7 +476,7 @@ idgen_reservation_step(long *sleep_ms)
 	 * call waits for one commit of the worker.  A row that went backwards
 	 * (emptied by a superuser) is written again at once.
 	 */
-	now_us = idgen_now_us();
+	now_us = idgen_clock_now_us();
 	now_tick = idgen_tick_of(l, now_us);
 	top = Max(idgen_snowflake_top_tick(), idgen_snowflake_wanted_tick());
 	if (top != last_top)
@@ -504,7 +509,7 @@ idgen_reservation_step(long *sleep_ms)
 
 /* After the commit: let callers use what was reserved */
 void
-idgen_reservation_publish(void)
+idgen_snowflake_state_publish(void)
 {
 	if (pending_end > 0)
 		idgen_snowflake_publish_reservation(pending_end);

@@ -1,5 +1,5 @@
 /*
- * decode_sql.c
+ * layout_sql.c
  *		SQL functions that take an ID apart and build one: id_decode,
  *		id_make, id_timestamp.  No shared state.
  */
@@ -93,6 +93,36 @@ check_consts(const IdgenLayout *l, int64 id)
 			 errhint("Decode the ID with the layout that made it.")));
 }
 
+/*
+ * Error if the ID has bits set outside every field of the layout (above the
+ * 53 bits of cosid_safe_js_ms, say): no ID of the layout has them, and
+ * decoding would silently drop them
+ */
+static void
+check_unused_bits(const IdgenLayout *l, int64 id)
+{
+	const IdgenField *fields[3 + IDGEN_MAX_PARTS];
+	int			n = 0;
+	uint64		mask = 0;
+
+	fields[n++] = &l->ts;
+	fields[n++] = &l->node;
+	fields[n++] = &l->seq;
+	for (int i = 0; i < l->nconsts; i++)
+		fields[n++] = &l->consts[i];
+	for (int i = 0; i < n; i++)
+		if (fields[i]->bits > 0)
+			mask |= idgen_field_max(fields[i]->bits) << fields[i]->shift;
+	if (((uint64) id & ~mask) != 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
+				 errmsg("ID " INT64_FORMAT " cannot have been made by layout \"%s\"",
+						id, l->name),
+				 errdetail("It has bits set above the layout's %d bits.",
+						   l->ts.bits + l->node.bits + l->seq.bits),
+				 errhint("Decode the ID with the layout that made it.")));
+}
+
 /* Error unless the ID's tick is one the layout can show as a time */
 static void
 check_tick(const IdgenLayout *l, int64 id, int64 tick)
@@ -132,6 +162,7 @@ id_decode(PG_FUNCTION_ARGS)
 	StringInfoData extra;
 
 	check_id(id);
+	check_unused_bits(l, id);
 	check_consts(l, id);
 	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
 		elog(ERROR, "return type must be a row type");
@@ -169,6 +200,7 @@ id_timestamp(PG_FUNCTION_ARGS)
 	IdgenParts p;
 
 	check_id(id);
+	check_unused_bits(l, id);
 	check_consts(l, id);
 	idgen_decompose(l, (uint64) id, &p);
 	check_tick(l, id, p.tick);

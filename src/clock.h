@@ -1,0 +1,17 @@
+/*
+ * clock.h
+ *		The two clocks idgen reads: the wall clock, which goes into IDs, and
+ *		the monotonic clock, which bounds waits and times node-id leases.
+ *
+ * No shared state; safe in any process.
+ */
+#ifndef IDGEN_CLOCK_H
+#define IDGEN_CLOCK_H
+
+/* Wall clock (CLOCK_REALTIME) in Unix microseconds */
+extern int64 idgen_clock_now_us(void);
+
+/* CLOCK_MONOTONIC in milliseconds: the same in every process of the server */
+extern int64 idgen_clock_monotonic_ms(void);
+
+#endif							/* IDGEN_CLOCK_H */

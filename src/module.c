@@ -1,0 +1,82 @@
+/*
+ * module.c
+ *		Module load: _PG_init and the shared-memory hooks.
+ *
+ * The one file that includes every component's header: it defines each
+ * component's settings, asks for and creates each component's shared memory
+ * (the regions and their rules: idgen.h) and registers the workers
+ * (worker.c).  Runs in the postmaster at start-up via
+ * shared_preload_libraries; without the preload it does nothing.
+ */
+#include "postgres.h"
+
+#include "fmgr.h"
+#include "miscadmin.h"
+#include "storage/ipc.h"
+#include "storage/lwlock.h"
+#include "storage/shmem.h"
+#include "utils/guc.h"
+
+#include "idgen.h"
+#include "segment.h"
+#include "snowflake.h"
+#include "worker.h"
+
+PG_MODULE_MAGIC;
+
+void		_PG_init(void);
+
+static shmem_request_hook_type prev_shmem_request_hook = NULL;
+static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
+
+/* Reserve shared memory for every part */
+static void
+idgen_shmem_request(void)
+{
+	if (prev_shmem_request_hook)
+		prev_shmem_request_hook();
+	RequestAddinShmemSpace(idgen_worker_shmem_size());
+	RequestAddinShmemSpace(idgen_snowflake_shmem_size());
+	RequestAddinShmemSpace(idgen_segment_shmem_size());
+	RequestAddinShmemSpace(idgen_snowflake_lease_shmem_size());
+	RequestAddinShmemSpace(idgen_segment_server_shmem_size());
+	RequestNamedLWLockTranche("idgen segment", 1);
+}
+
+/* Create or attach every part's shared memory */
+static void
+idgen_shmem_startup(void)
+{
+	if (prev_shmem_startup_hook)
+		prev_shmem_startup_hook();
+	LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
+	idgen_worker_shmem_init();
+	idgen_snowflake_shmem_init();
+	idgen_segment_shmem_init();
+	idgen_snowflake_lease_shmem_init();
+	idgen_segment_server_shmem_init();
+	LWLockRelease(AddinShmemInitLock);
+}
+
+/* Module load */
+void
+_PG_init(void)
+{
+	if (!process_shared_preload_libraries_in_progress)
+		return;
+
+	idgen_define_gucs();
+	idgen_segment_define_gucs();
+	idgen_snowflake_lease_define_gucs();
+	idgen_segment_server_define_gucs();
+	MarkGUCPrefixReserved("idgen");
+
+	prev_shmem_request_hook = shmem_request_hook;
+	shmem_request_hook = idgen_shmem_request;
+	prev_shmem_startup_hook = shmem_startup_hook;
+	shmem_startup_hook = idgen_shmem_startup;
+
+	idgen_worker_register(idgen_node_id == IDGEN_NODE_AUTO ||
+						  idgen_segment_server_enabled());
+	idgen_mark_loaded();
+}

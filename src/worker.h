@@ -1,0 +1,55 @@
+/*
+ * worker.h
+ *		The background workers: their registration, their latches, their main
+ *		loop (worker.c), and the steps each component runs in them.
+ *
+ * worker.c knows no component: it calls only the step functions declared
+ * at the bottom, which the components define.  Components include this
+ * header to wake a worker and to declare their steps.
+ */
+#ifndef IDGEN_WORKER_H
+#define IDGEN_WORKER_H
+
+/* Shared memory of the latch registry ("idgen worker", see idgen.h) */
+extern Size idgen_worker_shmem_size(void);
+extern void idgen_worker_shmem_init(void);
+
+/*
+ * Register the "idgen worker" and, with with_remote, the "idgen remote
+ * worker" (postmaster, _PG_init).  None during a binary upgrade.
+ */
+extern void idgen_worker_register(bool with_remote);
+
+/* Entry point of both workers (bgw_main_arg: true for the remote one) */
+PGDLLEXPORT void idgen_worker_main(Datum main_arg);
+
+/* Wake the idgen worker, if it runs */
+extern void idgen_worker_wake(void);
+
+/* Wake both workers, if they run (segments may be either's work) */
+extern void idgen_worker_wake_all(void);
+
+/* Is the idgen worker running? */
+extern bool idgen_worker_running(void);
+
+/*
+ * The steps, one call per round of the loop; each may lower *sleep_ms, the
+ * time until the next round.
+ *
+ * idgen worker, inside a transaction the loop opened; then, after the
+ * commit, idgen_snowflake_state_publish (snowflake_state.c):
+ */
+extern void idgen_snowflake_state_step(long *sleep_ms);
+extern void idgen_snowflake_state_publish(void);
+
+/* Remote worker, no transaction (snowflake_lease.c) */
+extern void idgen_snowflake_lease_step(long *sleep_ms);
+
+/*
+ * Both workers, no transaction (segment_alloc.c): does the work only in the
+ * one that allocates segments, the remote worker (remote) with a central
+ * segment server and the idgen worker otherwise.
+ */
+extern void idgen_segment_alloc_step(long *sleep_ms, bool remote);
+
+#endif							/* IDGEN_WORKER_H */
