@@ -17,7 +17,7 @@
  * primary's reservation, which reached it through WAL.
  *
  * Segments.  On a Citus worker (group > 0) the coordinator is the central
- * segment server (segment_remote.c): the remote worker allocates this
+ * segment server (segment_server.c): the remote worker allocates this
  * server's segments from the coordinator's idgen.segment_alloc over libpq,
  * so a tag created on the coordinator is one tag across the cluster, and
  * creating, altering or dropping a tag on a worker is refused.  An explicit
@@ -40,9 +40,9 @@
 #include "utils/builtins.h"
 #include "utils/guc.h"
 
-#include "idgen.h"
 #include "citus.h"
-#include "segment_remote.h"
+#include "idgen.h"
+#include "worker.h"
 
 #define CITUS_TEXT_LEN 512
 
@@ -186,8 +186,6 @@ idgen_citus_segment_server(void)
 void
 idgen_citus_check_tag_admin(const char *what)
 {
-	if (idgen_segment_server != NULL && idgen_segment_server[0] != '\0')
-		return;
 	if (idgen_citus_segment_server() == NULL)
 		return;
 	ereport(ERROR,
@@ -263,7 +261,7 @@ spi_value(int col)
 
 /* See citus.h */
 void
-idgen_citus_worker_step(long *sleep_ms)
+idgen_citus_step(long *sleep_ms)
 {
 	char	   *v;
 	int			group;

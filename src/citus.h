@@ -6,12 +6,10 @@
  *
  * The idgen worker reads pg_dist_local_group and pg_dist_node once a round
  * and publishes what it found in shared memory (citus.c); backends read it.
+ * The worker's step, idgen_citus_step, is declared in worker.h.
  */
 #ifndef IDGEN_CITUS_H
 #define IDGEN_CITUS_H
-
-/* idgen_node_id when idgen.node_id = 'citus' */
-#define IDGEN_NODE_CITUS (-3)
 
 /* Was Citus loaded before idgen (shared_preload_libraries = 'citus,idgen')? */
 extern bool idgen_citus_preloaded;
@@ -37,10 +35,10 @@ extern int	idgen_citus_current_node(void);
  */
 extern const char *idgen_citus_segment_server(void);
 
-/* Error if this server is a Citus worker: tags are administered on the coordinator */
+/*
+ * Error if this server is a Citus worker whose segments the coordinator
+ * allocates: tags are administered on the coordinator
+ */
 extern void idgen_citus_check_tag_admin(const char *what);
-
-/* Worker: look at Citus's metadata; inside a transaction with SPI connected */
-extern void idgen_citus_worker_step(long *sleep_ms);
 
 #endif							/* IDGEN_CITUS_H */

@@ -57,6 +57,18 @@ check_step(int32 step)
 				 errdetail("The step given was %d.", step)));
 }
 
+/*
+ * Tags are administered where segments are allocated: on a Citus worker
+ * whose segments come from the coordinator, refuse (an explicit
+ * idgen.segment_server is the administrator's own choice)
+ */
+static void
+check_tag_admin(const char *what)
+{
+	if (idgen_segment_server == NULL || idgen_segment_server[0] == '\0')
+		idgen_citus_check_tag_admin(what);
+}
+
 PG_FUNCTION_INFO_V1(segment_create);
 
 /* SQL: idgen.segment_create(tag, start, step, description) */
@@ -73,6 +85,7 @@ segment_create(PG_FUNCTION_ARGS)
 	uint64		created;
 
 	idgen_segment_check_usable();
+	check_tag_admin("create");
 	tag = tag_arg(fcinfo);
 	if (PG_ARGISNULL(1) || PG_ARGISNULL(2))
 		ereport(ERROR,
@@ -136,6 +149,7 @@ segment_alter(PG_FUNCTION_ARGS)
 	int64		cur_max;
 
 	idgen_segment_check_usable();
+	check_tag_admin("alter");
 	tag = tag_arg(fcinfo);
 	args[0] = CStringGetTextDatum(tag);
 	for (int i = 1; i < 4; i++)
@@ -197,6 +211,7 @@ segment_drop(PG_FUNCTION_ARGS)
 	uint64		deleted;
 
 	idgen_segment_check_usable();
+	check_tag_admin("drop");
 	tag = tag_arg(fcinfo);
 	args[0] = CStringGetTextDatum(tag);
 
