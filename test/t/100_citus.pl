@@ -8,14 +8,18 @@
 #    issues its group id (coordinator 0) without a restart; a worker removed
 #    and added again takes its new group id, without a restart;
 #  - snowflake defaults: inserts through the coordinator, through each worker,
-#    COPY, INSERT ... SELECT repartitioned and pushed down, and pgbench on all
+#    COPY, INSERT ... SELECT from a distributed table, and pgbench on all
 #    three nodes at once: no duplicate, and every row's decoded node is the
 #    group id of the node that evaluated the default (a second default
-#    records it); rows of a pushed-down INSERT ... SELECT come from the
-#    workers that hold the source shards;
+#    records it).  Citus repartitions every INSERT ... SELECT that evaluates
+#    an idgen default (it pushes no volatile function down), and evaluates
+#    the default on the worker holding the source row's shard; one that
+#    carries the IDs is pushed down and keeps them; ADD COLUMN ... DEFAULT
+#    fills on the workers; EXPLAIN INSERT draws an ID; a volatile UPDATE is
+#    refused by Citus;
 #  - segment defaults: a tag created on the coordinator is drawn on the
 #    workers too (distributed and reference tables, inserts through each
-#    node, pushed-down INSERT ... SELECT evaluated on the workers): no
+#    node, INSERT ... SELECT evaluated on the workers): no
 #    duplicate, every ID within what the coordinator's idgen.segment_alloc
 #    allocated; creating or dropping a tag on a worker is refused (0A000).
 use strict;
@@ -171,22 +175,34 @@ for my $r (@runs)
 	is($r->result(0), 0, 'pgbench run on one node ended without error');
 }
 
-# INSERT ... SELECT from a distributed table: pushed down (colocated, by the
-# source's distribution column) and repartitioned (by the generated ID)
+# INSERT ... SELECT from a distributed table, distributed by the generated ID
 like($coord->safe_psql('postgres',
 	"EXPLAIN (COSTS OFF) INSERT INTO moved (old_id, src) SELECT id, 'x' FROM events"),
 	qr{INSERT/SELECT method: repartition}, 'INSERT INTO moved ... SELECT FROM events is repartitioned');
-unlike($coord->safe_psql('postgres',
+# Citus pushes no INSERT ... SELECT down that evaluates a volatile function
+# (an idgen default included), even between colocated tables by the same key
+like($coord->safe_psql('postgres',
 	"EXPLAIN (COSTS OFF) INSERT INTO copies (k, src) SELECT id, 'x' FROM events"),
-	qr{INSERT/SELECT method}, 'INSERT INTO copies ... SELECT FROM events is pushed down');
+	qr{INSERT/SELECT method: repartition},
+	'INSERT INTO copies ... SELECT FROM events (colocated) with an idgen default is repartitioned too');
 $coord->safe_psql('postgres',
-	"INSERT INTO copies (k, src) SELECT id, 'pushed down' FROM events");
+	"INSERT INTO copies (k, src) SELECT id, 'colocated' FROM events");
+# Pushed down: an INSERT ... SELECT that carries the IDs (no default evaluated)
+$coord->safe_psql('postgres', q{
+	CREATE TABLE archive (id bigint, gen_node int, src text);
+	SELECT create_distributed_table('archive', 'id', colocate_with => 'events');
+});
+unlike($coord->safe_psql('postgres',
+	'EXPLAIN (COSTS OFF) INSERT INTO archive SELECT id, gen_node, src FROM events'),
+	qr{INSERT/SELECT method}, 'INSERT INTO archive ... SELECT FROM events carrying the IDs is pushed down');
+$coord->safe_psql('postgres',
+	'INSERT INTO archive SELECT id, gen_node, src FROM events');
 $coord->safe_psql('postgres',
 	"INSERT INTO moved (old_id, src) SELECT id, 'repartitioned' FROM events");
 
 my $events = $coord->safe_psql('postgres', 'SELECT count(*) FROM events');
 is($events, 4 * 300 + 3 * 2 * 250, 'every insert into events landed');
-for my $t (qw(events copies moved))
+for my $t (qw(events copies moved archive))
 {
 	is($coord->safe_psql('postgres',
 		"SELECT count(*) - count(DISTINCT id) FROM $t"), 0,
@@ -201,7 +217,7 @@ is($coord->safe_psql('postgres', q{
 	$coord->safe_psql('postgres', q{
 	SELECT count(DISTINCT id) FROM (SELECT id FROM events UNION ALL SELECT id FROM copies
 		UNION ALL SELECT id FROM moved) a}),
-	'no ID twice across the three tables');
+	'no ID twice across the three tables that generated IDs');
 is($coord->safe_psql('postgres',
 	"SELECT count(*) FROM events WHERE src = 'insert via w1' AND gen_node <> $group_of{w1}"),
 	0, 'inserts through w1 drew their IDs on w1');
@@ -213,9 +229,21 @@ note('where the defaults were evaluated (table: group rows ...): ',
 			UNION ALL SELECT 'copies', gen_node, count(*) FROM copies GROUP BY 2
 			UNION ALL SELECT 'moved', gen_node, count(*) FROM moved GROUP BY 2) c
 		GROUP BY t) x}));
-is($coord->safe_psql('postgres',
-	"SELECT count(*) FROM copies WHERE gen_node = 0"), 0,
-	'a pushed-down INSERT ... SELECT evaluates defaults on the workers holding the source shards');
+is($coord->safe_psql('postgres', 'SELECT count(*) FROM archive'), $events,
+	'the pushed-down INSERT ... SELECT copied every row');
+# Where an INSERT ... SELECT from a distributed table evaluates the
+# target's defaults: on the worker that holds the source row's shard
+for my $c (['moved', 'old_id'], ['copies', 'k'])
+{
+	my ($t, $src) = @$c;
+	is($coord->safe_psql('postgres', qq{
+		WITH m AS MATERIALIZED (SELECT $src AS src_id, gen_node FROM $t)
+		SELECT count(*) FILTER (WHERE p.groupid IS DISTINCT FROM m.gen_node)
+			+ (SELECT count(*) FROM $t WHERE gen_node = 0)
+		FROM m LEFT JOIN pg_dist_placement p
+			ON p.shardid = get_shard_id_for_distribution_column('events', m.src_id)}),
+		0, "$t: each default was evaluated on the worker holding the source row's shard");
+}
 
 # ADD COLUMN with a snowflake default: evaluated on the workers
 $coord->safe_psql('postgres',
@@ -280,7 +308,7 @@ $coord->safe_psql('postgres',
 	'INSERT INTO order_copies (tenant) SELECT tenant FROM orders');
 is($coord->safe_psql('postgres',
 	'SELECT count(*) FROM order_copies WHERE gen_node = 0'), 0,
-	'the pushed-down INSERT ... SELECT drew segment IDs on the workers');
+	'an INSERT ... SELECT from a distributed table drew segment IDs on the workers');
 is($coord->safe_psql('postgres', q{
 	SELECT count(*) - count(DISTINCT id) FROM (SELECT id FROM orders
 		UNION ALL SELECT id FROM order_copies UNION ALL SELECT id FROM order_notes) a}),
