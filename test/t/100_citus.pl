@@ -21,7 +21,9 @@
 #    workers too (distributed and reference tables, inserts through each
 #    node, INSERT ... SELECT evaluated on the workers): no
 #    duplicate, every ID within what the coordinator's idgen.segment_alloc
-#    allocated; creating or dropping a tag on a worker is refused (0A000).
+#    allocated; creating or dropping a tag on a worker is refused (0A000);
+#  - a standby of a worker refuses IDs and, promoted, keeps the group's node
+#    id and issues IDs above the old primary's.
 use strict;
 use warnings;
 use PostgreSQL::Test::Cluster;
@@ -41,7 +43,8 @@ my @nodes;
 for my $name (qw(coord w1 w2))
 {
 	my $n = PostgreSQL::Test::Cluster->new($name);
-	$n->init;
+	# w1 gets a standby at the end
+	$n->init(allows_streaming => $name eq 'w1' ? 1 : 0);
 	$n->append_conf('postgresql.conf', q{
 shared_preload_libraries = 'citus,idgen'
 idgen.node_id = 'citus'
@@ -323,5 +326,26 @@ is($coord->safe_psql('postgres', qq{
 is($_->safe_psql('postgres', 'SELECT count(*) FROM idgen.segment_alloc'), 0,
 	$_->name . ' has no tag of its own') for ($w1, $w2);
 
-$_->stop for reverse @nodes;
+# A standby of w1 refuses IDs; promoted in place of w1, it keeps group 1's
+# node id and issues IDs above every ID w1 issued
+$w1->backup('w1_backup');
+my $standby = PostgreSQL::Test::Cluster->new('w1_standby');
+$standby->init_from_backup($w1, 'w1_backup', has_streaming => 1);
+# Citus made a self-signed certificate; the backup's copy of its key is
+# group-readable, which the server refuses
+chmod 0600, $standby->data_dir . '/server.key' if -e $standby->data_dir . '/server.key';
+$standby->start;
+($rc, $out, $errout) = $standby->psql('postgres', 'SELECT idgen.snowflake_nextval()',
+	extra_params => [ '-v', 'VERBOSITY=verbose' ]);
+like($errout, qr/25006.*during recovery/, 'the standby of w1 refuses snowflake IDs');
+my $last_w1 = $w1->safe_psql('postgres', 'SELECT max(idgen.snowflake_nextval()) FROM generate_series(1, 1000)');
+$w1->wait_for_catchup($standby);
+$w1->stop;
+$standby->promote;
+wait_node_id($standby, $group_of{w1}, "the promoted standby keeps group $group_of{w1}'s node id");
+my $first_new = $standby->safe_psql('postgres', 'SELECT idgen.snowflake_nextval()');
+cmp_ok($first_new, '>', $last_w1, 'the promoted standby starts above the old primary\'s IDs');
+$standby->stop;
+
+$_->stop for grep { $_ != $w1 } reverse @nodes;
 done_testing();
