@@ -6,7 +6,7 @@ OBJS = $(patsubst %.c,%.o,$(wildcard src/*.c))
 DATA = $(wildcard idgen--*.sql)
 
 # pg_regress tests, run against a temporary instance with idgen preloaded
-REGRESS = snowflake decode gene codec segment arrivals
+REGRESS = snowflake decode gene codec segment arrivals currval
 REGRESS_OPTS = --temp-config=$(srcdir)/test/regress.conf --temp-instance=./tmp_check_regress
 ISOLATION = snowflake_concurrent
 ISOLATION_OPTS = --inputdir=$(srcdir)/test --temp-config=$(srcdir)/test/regress.conf --temp-instance=./tmp_check_iso

@@ -137,3 +137,22 @@ COMMENT ON FUNCTION idgen.segment_export_leaf(text, boolean) IS
 REVOKE ALL ON FUNCTION idgen.segment_export_leaf(text, boolean) FROM PUBLIC;
 
 -- END arrivals
+
+-- BEGIN currval
+-- The last ID this session drew, as a sequence's currval: for code written
+-- for sequences (and pgEdge's snowflake.currval) that reads the ID just
+-- drawn instead of using RETURNING.  Process-local, so PARALLEL RESTRICTED.
+CREATE FUNCTION idgen.snowflake_currval()
+RETURNS bigint
+AS 'MODULE_PATHNAME', 'snowflake_currval'
+LANGUAGE C VOLATILE PARALLEL RESTRICTED;
+COMMENT ON FUNCTION idgen.snowflake_currval() IS
+    'The last snowflake ID this session drew with snowflake_nextval() or gene_id(key, bits); error 55000 before the first, as a sequence''s currval';
+
+CREATE FUNCTION idgen.segment_currval(tag text)
+RETURNS bigint
+AS 'MODULE_PATHNAME', 'segment_currval'
+LANGUAGE C VOLATILE STRICT PARALLEL RESTRICTED;
+COMMENT ON FUNCTION idgen.segment_currval(text) IS
+    'The last ID this session drew from the tag with segment_nextval(tag); error 55000 before the first, as a sequence''s currval';
+-- END currval

@@ -14,4 +14,13 @@ extern int64 idgen_clock_now_us(void);
 /* CLOCK_MONOTONIC in milliseconds: the same in every process of the server */
 extern int64 idgen_clock_monotonic_ms(void);
 
+/*
+ * Waits for the wall clock shorter than this (microseconds) are spent on the
+ * CPU (idgen_clock_spin_until) rather than asleep
+ */
+#define IDGEN_CLOCK_SPIN_US 1000
+
+/* Wait on the CPU until the wall clock reaches until_us; serves interrupts */
+extern void idgen_clock_spin_until(int64 until_us);
+
 #endif							/* IDGEN_CLOCK_H */

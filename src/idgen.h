@@ -18,15 +18,20 @@
  * region is named, so a process that attaches later (EXEC_BACKEND) finds
  * it.  "Writer" is who may change a field once the server runs; the
  * postmaster's writes at creation happen before any other process exists.
- * There are two writers of segment allocations, never at once: the "idgen
- * worker", or, with idgen.segment_server set, the "idgen remote worker";
- * below that one process is called the allocator.
+ * Each database has one writer of its segment allocations, called the
+ * allocator below: in idgen.database the "idgen worker", or, with
+ * idgen.segment_server set, the "idgen remote worker"; in any other
+ * database its "idgen segment worker" (worker.c), of which the registry
+ * below lets only one run per database.
  *
  * "idgen snowflake" (IdgenSnowflakeShared, snowflake.h)
- *	state			pg_atomic; compare-and-swap only, by every caller, and
- *					raised (CAS to a larger value) by the postmaster at start,
- *					the idgen worker and the remote worker.  No lock: each CAS
- *					installs a successor of the value it read, so IDs grow.
+ *	state			pg_atomic; every caller adds one (the fast path) or
+ *					installs a successor with compare-and-swap; raised (CAS to
+ *					a larger value) by the postmaster at start, the idgen
+ *					worker and the remote worker.  No lock: every change makes
+ *					it larger, and a caller issues only the value its own add
+ *					or CAS produced (an added value it cannot use is skipped,
+ *					never issued), so IDs are unique and grow.
  *	reserved_end	pg_atomic; the idgen worker alone, after the reservation
  *					behind it is committed and in the state file (so a caller
  *					that reads it never uses a tick that is not durable); 0
@@ -55,6 +60,12 @@
  *					exit, backends read it to set the worker's latch.  A stale
  *					number only sets the latch of whatever process has that
  *					PGPROC now: a spurious wake-up, which latches allow.
+ *	mutex			spinlock protecting db[]: an entry's dbid and started_ms
+ *					are set by the backend that starts a database's segment
+ *					worker and cleared by that worker at exit; its procno is
+ *					set by the worker (only if no other runs for the
+ *					database), under the mutex too, and read without it to
+ *					set the latch (a stale number: a spurious wake-up).
  *
  * "idgen lease" (IdgenSnowflakeLease, snowflake.h)
  *	word			pg_atomic; the remote worker alone, one atomic write
@@ -67,6 +78,8 @@
  *
  * "idgen segment" (IdgenSegmentShared) and the shared hash "idgen segment
  * tags" of IdgenSegmentSlot (segment.h)
+ *	The hash key is (database OID, tag): a tag 'order' in two databases
+ *	is two slots, and a process only ever looks at its own database's.
  *	LWLock "idgen segment" protects the hash and ntags: lookups under
  *	LW_SHARED; inserting a slot (a caller's first use of a tag) and removing
  *	one (segment_create/alter/drop, a caller that met an unknown tag, the
@@ -94,7 +107,6 @@
  *					under LW_SHARED while the allocator writes them, never
  *					sees half of one on a platform without 8-byte stores.
  *	slot.waits		pg_atomic; any caller.
- *	relid			plain Oid; the allocator alone reads and writes it.
  *	cv				broadcast when a slot changes state, gets a segment or is
  *					removed.
  *

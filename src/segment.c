@@ -3,7 +3,10 @@
  *		Leaf-style segment IDs: the shared cache of tags and the hot path of
  *		idgen.segment_nextval.
  *
- * Each tag in use has a slot in a shared hash (segment.h).  A slot holds
+ * Each tag in use has a slot in a shared hash (segment.h), keyed by
+ * database and tag: every database where the extension is created has tags
+ * of its own, allocated from its own idgen.segment_alloc by a worker
+ * connected to it (worker.c).  A slot holds
  * the current segment and the next one (loaded ahead by the worker, see
  * segment_alloc.c).  Drawing an ID is one atomic fetch-add on the slot's
  * pos word, whose high bits name the segment (epoch) the offset belongs to,
@@ -96,14 +99,13 @@ idgen_segment_shmem_init(void)
 		ConditionVariableInit(&idgen_segment->cv);
 		pg_atomic_init_u64(&idgen_segment->next_generation, 1);
 		idgen_segment->ntags = 0;
-		idgen_segment->relid = InvalidOid;
 	}
-	info.keysize = IDGEN_SEGMENT_TAG_MAX + 1;
+	info.keysize = sizeof(IdgenSegmentKey);
 	info.entrysize = sizeof(IdgenSegmentSlot);
 	idgen_segment_hash = ShmemInitHash("idgen segment tags",
 									   idgen_segment_max_tags,
 									   idgen_segment_max_tags,
-									   &info, HASH_ELEM | HASH_STRINGS);
+									   &info, HASH_ELEM | HASH_BLOBS);
 }
 
 /* Define the segment settings */
@@ -138,27 +140,63 @@ idgen_segment_define_gucs(void)
 							PGC_SIGHUP, GUC_UNIT_MS, NULL, NULL, NULL);
 }
 
-/* Error unless this backend is connected to idgen.database */
+/* Is this backend in idgen.database?  -1 until known */
+static int	in_main_database = -1;
+
+/*
+ * Error unless the preload is there; learn whether this is idgen.database,
+ * whose segments the idgen worker (or the remote worker) allocates, or
+ * another one, whose segments its own segment worker allocates.
+ */
 void
 idgen_segment_check_usable(void)
 {
-	static bool database_ok = false;
-	Oid			dbid;
-
 	idgen_require_loaded();
-	if (database_ok)
+	if (in_main_database < 0)
+		in_main_database =
+			(get_database_oid(idgen_database, true) == MyDatabaseId) ? 1 : 0;
+}
+
+/* The hash key of tag in this database */
+void
+idgen_segment_key(IdgenSegmentKey *key, const char *tag)
+{
+	memset(key, 0, sizeof(*key));
+	key->dbid = MyDatabaseId;
+	strlcpy(key->tag, tag, sizeof(key->tag));
+}
+
+/*
+ * Does a central segment server allocate this database's segments?  Only
+ * idgen.database's: other databases allocate from their own table.
+ */
+static bool
+uses_server(void)
+{
+	return in_main_database == 1 && idgen_segment_server_enabled();
+}
+
+/*
+ * Wake the worker that allocates this database's segments.  With need, a
+ * segment worker that cannot be started is an error; otherwise the next
+ * wake-up tries again.
+ */
+static void
+wake_allocator(bool need)
+{
+	if (in_main_database == 1)
+	{
+		idgen_worker_wake_all();
 		return;
-	dbid = get_database_oid(idgen_database, true);
-	if (dbid != MyDatabaseId)
+	}
+	if (!idgen_worker_wake_database(MyDatabaseId) && need)
 		ereport(ERROR,
-				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				 errmsg("cannot use segment IDs in database \"%s\"",
+				(errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
+				 errmsg("could not start the idgen segment worker of database \"%s\"",
 						get_database_name(MyDatabaseId)),
-				 errdetail("Segment tags live in database \"%s\", named by idgen.database, where the idgen worker runs.",
+				 errdetail("Segment IDs of a database other than idgen.database (\"%s\") are allocated by a background worker of that database, and no background worker slot is free.",
 						   idgen_database),
-				 errhint("Connect to database \"%s\" to use segment IDs.",
-						 idgen_database)));
-	database_ok = true;
+				 errhint("Raise max_worker_processes by one for each database other than idgen.database that draws segment IDs, and restart the server.")));
 }
 
 /* Error unless tag is 1 to IDGEN_SEGMENT_TAG_MAX bytes */
@@ -193,7 +231,7 @@ remove_slot(IdgenSegmentSlot *slot)
 {
 	pg_atomic_write_u64(&slot->generation, 0);
 	pg_memory_barrier();
-	(void) hash_search(idgen_segment_hash, slot->tag, HASH_REMOVE, NULL);
+	(void) hash_search(idgen_segment_hash, &slot->key, HASH_REMOVE, NULL);
 	idgen_segment->ntags--;
 }
 
@@ -225,19 +263,19 @@ evict_unknown_slot(void)
 void
 idgen_segment_forget(const char *tag, uint64 gen)
 {
-	char		key[IDGEN_SEGMENT_TAG_MAX + 1];
+	IdgenSegmentKey key;
 	IdgenSegmentSlot *slot;
 
-	strlcpy(key, tag, sizeof(key));
+	idgen_segment_key(&key, tag);
 	LWLockAcquire(idgen_segment->lock, LW_EXCLUSIVE);
-	slot = hash_search(idgen_segment_hash, key, HASH_FIND, NULL);
+	slot = hash_search(idgen_segment_hash, &key, HASH_FIND, NULL);
 	if (slot && (gen == 0 || pg_atomic_read_u64(&slot->generation) == gen))
 		remove_slot(slot);
 	LWLockRelease(idgen_segment->lock);
 	ConditionVariableBroadcast(&idgen_segment->cv);
 }
 
-/* Remove every slot */
+/* Remove every slot of this database */
 void
 idgen_segment_forget_all(void)
 {
@@ -247,7 +285,10 @@ idgen_segment_forget_all(void)
 	LWLockAcquire(idgen_segment->lock, LW_EXCLUSIVE);
 	hash_seq_init(&scan, idgen_segment_hash);
 	while ((slot = hash_seq_search(&scan)) != NULL)
-		remove_slot(slot);		/* removing the current entry is allowed */
+	{
+		if (slot->key.dbid == MyDatabaseId)
+			remove_slot(slot);	/* removing the current entry is allowed */
+	}
 	LWLockRelease(idgen_segment->lock);
 	ConditionVariableBroadcast(&idgen_segment->cv);
 }
@@ -369,6 +410,7 @@ static void
 attach(LocalTag *lt)
 {
 	IdgenSegmentSlot *slot;
+	IdgenSegmentKey key;
 	uint64		gen = 0;
 	bool		found;
 
@@ -379,8 +421,9 @@ attach(LocalTag *lt)
 				 errdetail("Segments are allocated by writing idgen.segment_alloc, which only a primary can do."),
 				 errhint("Draw segment IDs on the primary.")));
 
+	idgen_segment_key(&key, lt->tag);
 	LWLockAcquire(idgen_segment->lock, LW_SHARED);
-	slot = hash_search(idgen_segment_hash, lt->tag, HASH_FIND, NULL);
+	slot = hash_search(idgen_segment_hash, &key, HASH_FIND, NULL);
 	if (slot)
 		gen = pg_atomic_read_u64(&slot->generation);
 	LWLockRelease(idgen_segment->lock);
@@ -390,7 +433,7 @@ attach(LocalTag *lt)
 	 * exist cannot fill shared memory.  With a central segment server the
 	 * tags live there; its answer comes through the worker.
 	 */
-	if ((slot == NULL || gen == 0) && !idgen_segment_server_enabled() &&
+	if ((slot == NULL || gen == 0) && !uses_server() &&
 		!tag_exists(lt->tag))
 	{
 		char		tag[IDGEN_SEGMENT_TAG_MAX + 1];
@@ -403,15 +446,15 @@ attach(LocalTag *lt)
 	if (slot == NULL || gen == 0)
 	{
 		LWLockAcquire(idgen_segment->lock, LW_EXCLUSIVE);
-		slot = hash_search(idgen_segment_hash, lt->tag, HASH_FIND, NULL);
+		slot = hash_search(idgen_segment_hash, &key, HASH_FIND, NULL);
 		if (slot == NULL)
 		{
 			if (idgen_segment->ntags >= idgen_segment_max_tags)
 				slot = evict_unknown_slot() ?
-					hash_search(idgen_segment_hash, lt->tag, HASH_ENTER_NULL,
+					hash_search(idgen_segment_hash, &key, HASH_ENTER_NULL,
 								&found) : NULL;
 			else
-				slot = hash_search(idgen_segment_hash, lt->tag,
+				slot = hash_search(idgen_segment_hash, &key,
 								   HASH_ENTER_NULL, &found);
 			if (slot == NULL)
 			{
@@ -429,7 +472,7 @@ attach(LocalTag *lt)
 		}
 		gen = pg_atomic_read_u64(&slot->generation);
 		LWLockRelease(idgen_segment->lock);
-		idgen_worker_wake_all();
+		wake_allocator(true);
 	}
 	lt->slot = slot;
 	lt->gen = gen;
@@ -502,7 +545,7 @@ switch_or_wait(LocalTag *lt, uint64 e)
 		{
 			pg_atomic_fetch_add_u64(&slot->waits, 1);
 			start = GetCurrentTimestamp();
-			idgen_worker_wake_all();
+			wake_allocator(true);
 			ConditionVariablePrepareToSleep(&idgen_segment->cv);
 			prepared = true;
 			continue;			/* check again before the first sleep */
@@ -512,20 +555,21 @@ switch_or_wait(LocalTag *lt, uint64 e)
 		if (left_ms <= 0)
 		{
 			ConditionVariableCancelSleep();
-			idgen_segment_server_check(lt->tag);
+			if (uses_server())
+				idgen_segment_server_check(lt->tag);
 			ereport(ERROR,
 					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 					 errmsg("could not draw an ID for segment tag \"%s\": the idgen worker did not load a segment within %d ms",
 							lt->tag, idgen_segment_wait_timeout_ms),
 					 errdetail("IDs are handed out only from segments that the idgen worker has allocated in idgen.segment_alloc in database \"%s\".",
-							   idgen_database),
+							   get_database_name(MyDatabaseId)),
 					 errhint("Make sure the \"idgen worker\" process is running and that no transaction holds a lock on the tag's row; idgen.segment_wait_timeout sets how long to wait.")));
 		}
 		/* Short sleeps: a wake-up may be missed while the worker restarts */
 		(void) ConditionVariableTimedSleep(&idgen_segment->cv,
 										   Min(left_ms, 100),
 										   idgen_wait_event(IDGEN_WAIT_SEGMENT));
-		idgen_worker_wake_all();
+		wake_allocator(false);
 	}
 	if (prepared)
 		ConditionVariableCancelSleep();
@@ -577,7 +621,7 @@ draw(LocalTag *lt)
 			if (pg_atomic_read_u64(&slot->generation) != lt->gen)
 				continue;
 			if (off == (uint64) prefetch_at)
-				idgen_worker_wake_all();
+				wake_allocator(false);
 			return start + (int64) off;
 		}
 		CHECK_FOR_INTERRUPTS();

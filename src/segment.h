@@ -51,10 +51,17 @@ typedef struct IdgenSegmentDesc
 								 * allocator */
 } IdgenSegmentDesc;
 
+/* Key of a tag in shared memory: each database has tags of its own */
+typedef struct IdgenSegmentKey
+{
+	Oid			dbid;			/* database of the tag */
+	char		tag[IDGEN_SEGMENT_TAG_MAX + 1]; /* zero-padded */
+} IdgenSegmentKey;
+
 /* A tag in shared memory: an entry of the shared hash */
 typedef struct IdgenSegmentSlot
 {
-	char		tag[IDGEN_SEGMENT_TAG_MAX + 1]; /* hash key; set on insert */
+	IdgenSegmentKey key;		/* hash key; set on insert */
 	pg_atomic_uint64 generation;	/* 0 = removed; LWLock exclusive */
 	pg_atomic_uint32 state;		/* IdgenSegmentState; allocator */
 	pg_atomic_uint64 dyn_step;	/* step of the last allocation; allocator */
@@ -78,8 +85,6 @@ typedef struct IdgenSegmentShared
 								 * a segment or is removed */
 	pg_atomic_uint64 next_generation;	/* source of slot generations */
 	int			ntags;			/* slots in the hash; LWLock */
-	Oid			relid;			/* idgen.segment_alloc as last seen by the
-								 * allocator; allocator only */
 } IdgenSegmentShared;
 
 /* Shared state (segment.c), NULL until attached */
@@ -102,6 +107,9 @@ extern int	idgen_segment_shrink_after_ms;
 /* Checks before using segments in this backend (segment.c) */
 extern void idgen_segment_check_usable(void);
 
+/* The hash key of tag in this database (segment.c) */
+extern void idgen_segment_key(IdgenSegmentKey *key, const char *tag);
+
 /* Error unless tag is 1 to IDGEN_SEGMENT_TAG_MAX bytes (segment.c) */
 extern void idgen_segment_check_tag_length(const char *tag, int len);
 
@@ -111,7 +119,7 @@ extern void idgen_segment_check_tag_length(const char *tag, int len);
  */
 extern void idgen_segment_forget(const char *tag, uint64 gen);
 
-/* Remove every slot (segment.c) */
+/* Remove every slot of this database (segment.c) */
 extern void idgen_segment_forget_all(void);
 
 /* The "does not exist" error of a tag (segment.c) */

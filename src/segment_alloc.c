@@ -15,9 +15,11 @@
  *
  * Publishing re-finds the slot by tag under the LWLock (shared) and checks
  * its generation, so a tag dropped or altered meanwhile is not refilled with
- * a stale range.  Runs only in the allocator -- the idgen worker, or the
- * remote worker with a central segment server (segment_server.c) -- outside
- * any transaction.  Shared memory and its rules: idgen.h.
+ * a stale range.  Runs only in the allocator of a database, outside any
+ * transaction, and touches only that database's slots: in idgen.database
+ * the idgen worker, or the remote worker with a central segment server
+ * (segment_server.c); in any other database its segment worker (worker.c).
+ * Shared memory and its rules: idgen.h.
  */
 #include "postgres.h"
 
@@ -73,15 +75,23 @@ typedef enum AllocResult
 
 static MemoryContext step_cxt = NULL;
 
+/* The kind of worker this process is, as its step was last called */
+static IdgenWorkerKind alloc_kind = IDGEN_WORKER_MAIN;
+
+/* idgen.segment_alloc of this database as last seen */
+static Oid	last_relid = InvalidOid;
+
 /* Is the slot seen in need still there, with the same generation? */
 static bool
 need_is_current(const SegmentNeed *need)
 {
 	IdgenSegmentSlot *slot;
+	IdgenSegmentKey key;
 	bool		current;
 
+	idgen_segment_key(&key, need->tag);
 	LWLockAcquire(idgen_segment->lock, LW_SHARED);
-	slot = hash_search(idgen_segment_hash, need->tag, HASH_FIND, NULL);
+	slot = hash_search(idgen_segment_hash, &key, HASH_FIND, NULL);
 	current = (slot && pg_atomic_read_u64(&slot->generation) == need->gen);
 	LWLockRelease(idgen_segment->lock);
 	return current;
@@ -146,7 +156,7 @@ allocate(const SegmentNeed *need, int64 *first, int64 *len)
 	int			ret;
 
 	/* With a central segment server, allocate there (segment_server.c) */
-	if (idgen_segment_server_enabled())
+	if (alloc_kind == IDGEN_WORKER_REMOTE)
 	{
 		switch (idgen_segment_server_allocate(need->tag,
 											  next_step(need, 1, GetCurrentTimestamp()),
@@ -186,16 +196,16 @@ allocate(const SegmentNeed *need, int64 *first, int64 *len)
 	}
 	else if (!SearchSysCacheExists1(RELOID, ObjectIdGetDatum(relid)))
 		result = ALLOC_NO_TABLE;
-	else if (OidIsValid(idgen_segment->relid) && idgen_segment->relid != relid)
+	else if (OidIsValid(last_relid) && last_relid != relid)
 	{
 		/* The table was dropped and created again: nothing buffered holds */
-		idgen_segment->relid = relid;
+		last_relid = relid;
 		idgen_segment_forget_all();
 		result = ALLOC_BUSY;
 	}
 	else
 	{
-		idgen_segment->relid = relid;
+		last_relid = relid;
 		ret = SPI_execute_with_args("SELECT max_id, step FROM idgen.segment_alloc "
 									"WHERE biz_tag = $1 FOR UPDATE SKIP LOCKED",
 									1, types, args, NULL, false, 1);
@@ -264,9 +274,11 @@ static void
 publish(const SegmentNeed *need, AllocResult result, int64 first, int64 len)
 {
 	IdgenSegmentSlot *slot;
+	IdgenSegmentKey key;
 
+	idgen_segment_key(&key, need->tag);
 	LWLockAcquire(idgen_segment->lock, LW_SHARED);
-	slot = hash_search(idgen_segment_hash, need->tag, HASH_FIND, NULL);
+	slot = hash_search(idgen_segment_hash, &key, HASH_FIND, NULL);
 	if (slot && pg_atomic_read_u64(&slot->generation) == need->gen)
 	{
 		if (result == ALLOC_UNKNOWN)
@@ -312,8 +324,9 @@ publish(const SegmentNeed *need, AllocResult result, int64 first, int64 len)
 }
 
 /*
- * Collect the slots that need a segment, urgent ones first, and in
- * *unknown the slots left unknown for longer than UNKNOWN_KEEP_MS.
+ * Collect the slots of this database that need a segment, urgent ones
+ * first, and in *unknown the slots left unknown for longer than
+ * UNKNOWN_KEEP_MS.
  */
 static List *
 collect_needs(List **unknown)
@@ -331,14 +344,15 @@ collect_needs(List **unknown)
 		bool		is_urgent = false;
 		SegmentNeed *need;
 
-		if (pg_atomic_read_u64(&slot->generation) == 0)
+		if (slot->key.dbid != MyDatabaseId ||
+			pg_atomic_read_u64(&slot->generation) == 0)
 			continue;
 		if (pg_atomic_read_u32(&slot->state) == IDGEN_SEG_UNKNOWN &&
 			TimestampDifferenceExceeds((TimestampTz) pg_atomic_read_u64(&slot->last_alloc),
 									   now, UNKNOWN_KEEP_MS))
 		{
 			need = palloc0(sizeof(SegmentNeed));
-			strlcpy(need->tag, slot->tag, sizeof(need->tag));
+			strlcpy(need->tag, slot->key.tag, sizeof(need->tag));
 			need->gen = pg_atomic_read_u64(&slot->generation);
 			*unknown = lappend(*unknown, need);
 			continue;
@@ -346,7 +360,7 @@ collect_needs(List **unknown)
 		if (!slot_needs_next(slot, &is_urgent))
 			continue;
 		need = palloc(sizeof(SegmentNeed));
-		strlcpy(need->tag, slot->tag, sizeof(need->tag));
+		strlcpy(need->tag, slot->key.tag, sizeof(need->tag));
 		need->gen = pg_atomic_read_u64(&slot->generation);
 		need->urgent = is_urgent;
 		need->prev_step = (int64) pg_atomic_read_u64(&slot->dyn_step);
@@ -361,20 +375,23 @@ collect_needs(List **unknown)
 }
 
 /* One round of the allocator's segment work; see worker.h */
-void
-idgen_segment_alloc_step(long *sleep_ms, bool remote)
+bool
+idgen_segment_alloc_step(long *sleep_ms, IdgenWorkerKind kind)
 {
 	MemoryContext old;
 	TimestampTz start;
 	List	   *needs;
 	List	   *unknown = NIL;
 	ListCell   *lc;
+	bool		work;
 
-	/* Only the allocator: the remote worker with a central server */
-	if (remote != idgen_segment_server_enabled())
-		return;
+	/* In idgen.database: the remote worker with a central server */
+	if ((kind == IDGEN_WORKER_MAIN && idgen_segment_server_enabled()) ||
+		(kind == IDGEN_WORKER_REMOTE && !idgen_segment_server_enabled()))
+		return false;
+	alloc_kind = kind;
 	if (idgen_segment == NULL || RecoveryInProgress())
-		return;
+		return true;
 	if (step_cxt == NULL)
 		step_cxt = AllocSetContextCreate(TopMemoryContext,
 										 "idgen segment worker",
@@ -384,6 +401,7 @@ idgen_segment_alloc_step(long *sleep_ms, bool remote)
 
 	start = GetCurrentTimestamp();
 	needs = collect_needs(&unknown);
+	work = (needs != NIL || unknown != NIL);
 	foreach(lc, unknown)
 	{
 		SegmentNeed *gone = lfirst(lc);
@@ -419,4 +437,5 @@ idgen_segment_alloc_step(long *sleep_ms, bool remote)
 
 	MemoryContextSwitchTo(old);
 	MemoryContextReset(step_cxt);
+	return work;
 }

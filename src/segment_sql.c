@@ -1,6 +1,7 @@
 /*
  * segment_sql.c
- *		SQL functions of segment IDs: idgen.segment_nextval, the
+ *		SQL functions of segment IDs: idgen.segment_nextval,
+ *		segment_currval, the
  *		segment_status view's segment_status_fn, and the administration of
  *		tags, segment_create, segment_alter and segment_drop.
  *
@@ -26,7 +27,9 @@
 #include "executor/spi.h"
 #include "fmgr.h"
 #include "funcapi.h"
+#include "miscadmin.h"
 #include "utils/builtins.h"
+#include "utils/hsearch.h"
 
 #include "idgen.h"
 #include "segment.h"
@@ -230,6 +233,49 @@ segment_drop(PG_FUNCTION_ARGS)
 	PG_RETURN_VOID();
 }
 
+/*
+ * The last ID this session drew from each tag, for segment_currval: a
+ * process-local hash, with the entry of the last tag used remembered so
+ * that a run of calls for one tag costs a comparison, not a lookup.
+ */
+typedef struct CurrvalTag
+{
+	char		tag[IDGEN_SEGMENT_TAG_MAX + 1];	/* hash key, zero-padded */
+	int			len;
+	int64		last_id;
+} CurrvalTag;
+
+static HTAB *currval_tags = NULL;
+static CurrvalTag *currval_last = NULL;
+
+/* Remember id as the last ID of tag p[0..len) */
+static void
+currval_note(const char *p, int len, int64 id)
+{
+	CurrvalTag *ct = currval_last;
+
+	if (ct == NULL || ct->len != len || memcmp(ct->tag, p, len) != 0)
+	{
+		char		key[IDGEN_SEGMENT_TAG_MAX + 1];
+
+		if (currval_tags == NULL)
+		{
+			HASHCTL		info;
+
+			info.keysize = IDGEN_SEGMENT_TAG_MAX + 1;
+			info.entrysize = sizeof(CurrvalTag);
+			currval_tags = hash_create("idgen segment currval", 64, &info,
+									   HASH_ELEM | HASH_BLOBS);
+		}
+		memset(key, 0, sizeof(key));
+		memcpy(key, p, len);	/* idgen_segment_next checked len */
+		ct = hash_search(currval_tags, key, HASH_ENTER, NULL);
+		ct->len = len;
+		currval_last = ct;
+	}
+	ct->last_id = id;
+}
+
 PG_FUNCTION_INFO_V1(segment_nextval);
 
 /* SQL: idgen.segment_nextval(tag text) */
@@ -239,6 +285,7 @@ segment_nextval(PG_FUNCTION_ARGS)
 	text	   *t;
 	const char *p;
 	int			len;
+	int64		id;
 
 	if (PG_ARGISNULL(0))
 		ereport(ERROR,
@@ -248,7 +295,45 @@ segment_nextval(PG_FUNCTION_ARGS)
 	p = VARDATA_ANY(t);
 	len = VARSIZE_ANY_EXHDR(t);
 
-	PG_RETURN_INT64(idgen_segment_next(p, len));
+	id = idgen_segment_next(p, len);
+	currval_note(p, len, id);
+	PG_RETURN_INT64(id);
+}
+
+PG_FUNCTION_INFO_V1(segment_currval);
+
+/*
+ * SQL: idgen.segment_currval(tag text): the last ID this session drew from
+ * the tag; like a sequence's currval, an error before the first.
+ */
+Datum
+segment_currval(PG_FUNCTION_ARGS)
+{
+	text	   *t;
+	char		key[IDGEN_SEGMENT_TAG_MAX + 1];
+	int			len;
+	CurrvalTag *ct = NULL;
+
+	if (PG_ARGISNULL(0))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("segment tag cannot be null")));
+	t = PG_GETARG_TEXT_PP(0);
+	len = VARSIZE_ANY_EXHDR(t);
+	if (len <= IDGEN_SEGMENT_TAG_MAX && currval_tags != NULL)
+	{
+		memset(key, 0, sizeof(key));
+		memcpy(key, VARDATA_ANY(t), len);
+		ct = hash_search(currval_tags, key, HASH_FIND, NULL);
+	}
+	if (ct == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("segment_currval of tag \"%s\" is not yet defined in this session",
+						text_to_cstring(t)),
+				 errhint("Call idgen.segment_nextval('%s') first in this session.",
+						 text_to_cstring(t))));
+	PG_RETURN_INT64(ct->last_id);
 }
 
 PG_FUNCTION_INFO_V1(segment_status_fn);
@@ -281,9 +366,10 @@ segment_status_fn(PG_FUNCTION_ARGS)
 		TimestampTz last = (TimestampTz) pg_atomic_read_u64(&slot->last_fetch);
 		int64		dyn_step;
 
-		if (pg_atomic_read_u64(&slot->generation) == 0)
+		if (slot->key.dbid != MyDatabaseId ||
+			pg_atomic_read_u64(&slot->generation) == 0)
 			continue;
-		values[0] = CStringGetTextDatum(slot->tag);
+		values[0] = CStringGetTextDatum(slot->key.tag);
 		values[1] = CStringGetTextDatum(idgen_segment_state_name(pg_atomic_read_u32(&slot->state)));
 		if (has_cur)
 		{

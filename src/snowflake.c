@@ -3,8 +3,11 @@
  *		The shared snowflake generator: one per server, in shared memory.
  *
  * State is one 64-bit word, (tick << seq_bits) | seq, of the last ID issued.
- * A call reads it, computes the successor and installs it with
- * compare-and-swap; no lock is taken.  The sequence keeps counting across
+ * A call adds one to it (the fast path: while the state is not behind the
+ * wall clock, plus one is the successor) or reads it, computes the successor
+ * and installs it with compare-and-swap; no lock is taken.  A call that used
+ * up its tick at the layout's full rate waits for the next tick on the CPU
+ * (idgen_clock_spin_until).  The sequence keeps counting across
  * ticks and wraps only together with a step of the tick, so successive IDs
  * walk through every residue of id % 2^k, and (tick, seq) only ever grows:
  * every ID is larger than every earlier one on this server.
@@ -165,6 +168,10 @@ idgen_snowflake_wait(int64 want_ms, int64 deadline, ConditionVariable *cv,
 	return true;
 }
 
+/* The last ID this process drew, for idgen.snowflake_currval() */
+static int64 snowflake_last_id = 0;
+static bool snowflake_have_last = false;
+
 /* Tell the worker that a call needs ticks up to tick reserved */
 static void
 want_tick(int64 tick)
@@ -214,6 +221,69 @@ idgen_snowflake_next(int gene_bits, uint64 gene)
 				 errdetail("A gene lives in the lowest bits of the ID, and this layout does not put the sequence there.")));
 	lead_max = (int64) idgen_max_lead_ms * 1000 / l->unit_us;
 	tmax = idgen_layout_ts_max(l);
+
+	/*
+	 * Fast path, for a single value: one atomic add.  While the state is not
+	 * behind the wall clock, the state plus one is the successor (a full
+	 * sequence carries into the tick).  Unlike a compare-and-swap, the add
+	 * cannot fail under contention, and it takes the state's cache line once
+	 * per ID.  The value v it produced is this call's alone, and every later
+	 * value is larger, so the call may still adjust it or wait before
+	 * issuing it:
+	 *
+	 * - the state was behind the wall clock: move v to the current tick,
+	 *   keeping its sequence, with a CAS that succeeds only if v is still the
+	 *   state (so the sequence walks on as in the loop below);
+	 * - v's tick is ahead of the clock by more than idgen.max_lead, but by
+	 *   less than IDGEN_CLOCK_SPIN_US: wait for the clock on the CPU, then
+	 *   issue v.  Calls that overlap in time may return in either order; a
+	 *   call that starts after another returned gets a larger ID.
+	 *
+	 * Otherwise (a lost CAS, a longer wait, a tick not reserved yet, the end
+	 * of the layout) v is skipped, never issued, and the loop below decides.
+	 */
+	if (gene_bits == 0)
+	{
+		now_us = idgen_clock_now_us();
+		now_tick = idgen_tick_of(l, now_us);
+		if (now_tick >= 0)
+		{
+			uint64		v = pg_atomic_add_fetch_u64(&idgen_snowflake->state, 1);
+			int64		vt = (int64) (v >> s);
+			bool		usable = true;
+
+			if (vt < now_tick)
+			{
+				uint64		expected = v;
+				uint64		moved = ((uint64) now_tick << s) | (v & mask);
+
+				usable = pg_atomic_compare_exchange_u64(&idgen_snowflake->state,
+														&expected, moved);
+				v = moved;
+				vt = now_tick;
+			}
+			else if (vt - now_tick > lead_max)
+			{
+				int64		until_us = idgen_tick_start(l, vt - lead_max);
+
+				usable = until_us - now_us <= IDGEN_CLOCK_SPIN_US && vt <= tmax;
+				if (usable)
+				{
+					pg_atomic_fetch_add_u64(&idgen_snowflake->clock_waits, 1);
+					idgen_clock_spin_until(until_us);
+					now_tick = vt - lead_max;
+				}
+			}
+			if (usable && vt <= tmax &&
+				(uint64) vt < pg_atomic_read_u64(&idgen_snowflake->reserved_end))
+			{
+				note_wall_tick(now_tick);
+				ntick = vt;
+				idseq = v & mask;
+				goto issued;
+			}
+		}
+	}
 
 	old = pg_atomic_read_u64(&idgen_snowflake->state);
 	for (;;)
@@ -266,14 +336,19 @@ idgen_snowflake_next(int gene_bits, uint64 gene)
 			}
 			waited_clock = true;
 
-			/* Less than a millisecond to go: sleep just that long */
-			if (need_ms == 0 && idgen_clock_monotonic_ms() < clock_deadline)
+			/*
+			 * Close to the tick: wait for it on the CPU (see
+			 * idgen_clock_spin_until).  Further: sleep until it is close.
+			 */
+			if (need_us <= IDGEN_CLOCK_SPIN_US &&
+				idgen_clock_monotonic_ms() < clock_deadline)
 			{
-				pg_usleep((long) need_us);
-				CHECK_FOR_INTERRUPTS();
+				idgen_clock_spin_until(now_us + need_us);
 				old = pg_atomic_read_u64(&idgen_snowflake->state);
 				continue;
 			}
+			if (need_us > IDGEN_CLOCK_SPIN_US)
+				need_ms = (need_us - IDGEN_CLOCK_SPIN_US / 2) / 1000;
 			if (need_ms > clock_deadline - idgen_clock_monotonic_ms() ||
 				!idgen_snowflake_wait(need_ms + 1, clock_deadline, NULL,
 									  idgen_wait_event(IDGEN_WAIT_CLOCK)))
@@ -335,6 +410,7 @@ idgen_snowflake_next(int gene_bits, uint64 gene)
 	if (on_cv)
 		ConditionVariableCancelSleep();
 
+issued:
 	/* Ask for more reservation while half of the margin is left */
 	if ((uint64) (ntick + IDGEN_RESERVE_AHEAD_MS * 500 / l->unit_us) >=
 		pg_atomic_read_u64(&idgen_snowflake->reserved_end))
@@ -347,7 +423,17 @@ idgen_snowflake_next(int gene_bits, uint64 gene)
 
 		pg_atomic_write_u64(c, pg_atomic_read_u64(c) + 1);
 	}
-	return (int64) idgen_compose(l, ntick, (uint64) node, idseq);
+	snowflake_last_id = (int64) idgen_compose(l, ntick, (uint64) node, idseq);
+	snowflake_have_last = true;
+	return snowflake_last_id;
+}
+
+/* The last ID this session drew (idgen_snowflake_next); false if none */
+bool
+idgen_snowflake_last(int64 *id)
+{
+	*id = snowflake_last_id;
+	return snowflake_have_last;
 }
 
 /* Tick of the last ID issued */

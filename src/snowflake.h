@@ -76,6 +76,9 @@ extern void idgen_snowflake_shmem_init(void);
  */
 extern int64 idgen_snowflake_next(int gene_bits, uint64 gene);
 
+/* The last ID this session drew (snowflake or gene); false before the first */
+extern bool idgen_snowflake_last(int64 *id);
+
 /*
  * Sleep for up to want_ms, but not past deadline (monotonic ms); false,
  * without sleeping, once the deadline has passed.  With cv, sleeps on the

@@ -1,7 +1,7 @@
 /*
  * snowflake_sql.c
  *		SQL functions of snowflake IDs: idgen.snowflake_nextval,
- *		snowflake_status, snowflake_accept_layout and node_lease_status.
+ *		snowflake_currval, snowflake_status, snowflake_accept_layout and node_lease_status.
  *
  * They read the shared state of snowflake.c and snowflake_lease.c under
  * the rules in idgen.h; the generator itself is idgen_snowflake_next.
@@ -20,6 +20,26 @@
 #include "idgen.h"
 #include "snowflake.h"
 #include "worker.h"
+
+PG_FUNCTION_INFO_V1(snowflake_currval);
+
+/*
+ * SQL: idgen.snowflake_currval(): the last ID this session drew with
+ * snowflake_nextval() or gene_id(key, bits); like a sequence's currval, an
+ * error before the first.
+ */
+Datum
+snowflake_currval(PG_FUNCTION_ARGS)
+{
+	int64		id;
+
+	if (!idgen_snowflake_last(&id))
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("snowflake_currval is not yet defined in this session"),
+				 errhint("Call idgen.snowflake_nextval() or idgen.gene_id(key, bits) first in this session.")));
+	PG_RETURN_INT64(id);
+}
 
 PG_FUNCTION_INFO_V1(snowflake_accept_layout);
 

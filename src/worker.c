@@ -18,12 +18,21 @@
  * that hangs then delays only that work, never the snowflake reservation
  * or local segments.
  *
+ * Segment IDs in any other database are allocated by an "idgen segment
+ * worker" connected to that database: a dynamic background worker that the
+ * first backend needing a segment there starts (idgen_worker_wake_database),
+ * one per database (the registry below makes sure), which exits after a
+ * minute without work (so that it does not hold up DROP DATABASE for
+ * long) and is started again when a backend needs a segment.  It is not restarted by the postmaster: the next
+ * backend that needs it starts it.
+ *
  * The steps are the components' (worker.h); this file includes none of
  * their headers.  Shared memory: "idgen worker" in idgen.h.
  */
 #include "postgres.h"
 
 #include "access/xact.h"
+#include "commands/dbcommands.h"
 #include "executor/spi.h"
 #include "miscadmin.h"
 #include "pgstat.h"
@@ -34,18 +43,38 @@
 #include "storage/latch.h"
 #include "storage/proc.h"
 #include "storage/shmem.h"
+#include "storage/spin.h"
 #include "tcop/tcopprot.h"
 #include "utils/guc.h"
 #include "utils/snapmgr.h"
 
+#include "clock.h"
 #include "idgen.h"
 #include "worker.h"
+
+/* How long a segment worker may take to start before it is started again */
+#define DATABASE_START_MS 10000
+
+/* How long a segment worker stays without work */
+#define DATABASE_IDLE_MS 60000
+
+/* The segment worker of one database */
+typedef struct DatabaseWorker
+{
+	Oid			dbid;			/* InvalidOid: a free entry; mutex */
+	int64		started_ms;		/* monotonic ms it was registered; mutex */
+	pg_atomic_uint32 procno;	/* its pgprocno once running; the worker,
+								 * under mutex */
+} DatabaseWorker;
 
 /* The latch registry: each worker's pgprocno, or INVALID_PROC_NUMBER */
 typedef struct WorkerShared
 {
 	pg_atomic_uint32 procno[2]; /* [0] idgen worker, [1] remote worker;
 								 * each written by that worker */
+	slock_t		mutex;			/* protects the entries of db[] */
+	int			ndb;			/* length of db[] */
+	DatabaseWorker db[FLEXIBLE_ARRAY_MEMBER];
 } WorkerShared;
 
 static WorkerShared *ws = NULL;
@@ -54,7 +83,9 @@ static WorkerShared *ws = NULL;
 Size
 idgen_worker_shmem_size(void)
 {
-	return MAXALIGN(sizeof(WorkerShared));
+	return MAXALIGN(add_size(offsetof(WorkerShared, db),
+							 mul_size(max_worker_processes,
+									  sizeof(DatabaseWorker))));
 }
 
 /* Create or attach the registry; caller holds AddinShmemInitLock */
@@ -68,6 +99,14 @@ idgen_worker_shmem_init(void)
 	{
 		pg_atomic_init_u32(&ws->procno[0], INVALID_PROC_NUMBER);
 		pg_atomic_init_u32(&ws->procno[1], INVALID_PROC_NUMBER);
+		SpinLockInit(&ws->mutex);
+		ws->ndb = max_worker_processes;
+		for (int i = 0; i < ws->ndb; i++)
+		{
+			ws->db[i].dbid = InvalidOid;
+			ws->db[i].started_ms = 0;
+			pg_atomic_init_u32(&ws->db[i].procno, INVALID_PROC_NUMBER);
+		}
 	}
 }
 
@@ -94,6 +133,98 @@ idgen_worker_wake_all(void)
 {
 	wake(0);
 	wake(1);
+}
+
+/*
+ * Can entry w be given to another database?  Free, or registered long ago
+ * by a backend and never taken by its worker (its database was dropped, or
+ * it was idgen.database).  Caller holds the mutex.
+ */
+static bool
+entry_reusable(DatabaseWorker *w, int64 now)
+{
+	return w->dbid == InvalidOid ||
+		(pg_atomic_read_u32(&w->procno) == INVALID_PROC_NUMBER &&
+		 now - w->started_ms >= DATABASE_START_MS);
+}
+
+/* Register the segment worker of database dbid; false if no slot is free */
+static bool
+register_database_worker(Oid dbid)
+{
+	BackgroundWorker worker;
+	BackgroundWorkerHandle *handle;
+
+	memset(&worker, 0, sizeof(worker));
+	worker.bgw_flags = BGWORKER_SHMEM_ACCESS |
+		BGWORKER_BACKEND_DATABASE_CONNECTION;
+	worker.bgw_start_time = BgWorkerStart_ConsistentState;
+	worker.bgw_restart_time = BGW_NEVER_RESTART;
+	strcpy(worker.bgw_library_name, "idgen");
+	strcpy(worker.bgw_function_name, "idgen_worker_database_main");
+	snprintf(worker.bgw_name, BGW_MAXLEN, "idgen segment worker of database %u",
+			 dbid);
+	strcpy(worker.bgw_type, "idgen segment worker");
+	worker.bgw_main_arg = ObjectIdGetDatum(dbid);
+	worker.bgw_notify_pid = 0;
+	return RegisterDynamicBackgroundWorker(&worker, &handle);
+}
+
+/* See worker.h */
+bool
+idgen_worker_wake_database(Oid dbid)
+{
+	int64		now = idgen_clock_monotonic_ms();
+	DatabaseWorker *w = NULL;
+	DatabaseWorker *free_entry = NULL;
+	uint32		procno = INVALID_PROC_NUMBER;
+	bool		start = false;
+
+	SpinLockAcquire(&ws->mutex);
+	for (int i = 0; i < ws->ndb; i++)
+	{
+		if (ws->db[i].dbid == dbid)
+		{
+			w = &ws->db[i];
+			break;
+		}
+		if (free_entry == NULL && entry_reusable(&ws->db[i], now))
+			free_entry = &ws->db[i];
+	}
+	if (w == NULL && free_entry != NULL)
+	{
+		w = free_entry;
+		w->dbid = dbid;
+		w->started_ms = now;
+		start = true;
+	}
+	else if (w != NULL)
+	{
+		procno = pg_atomic_read_u32(&w->procno);
+		if (procno == INVALID_PROC_NUMBER &&
+			now - w->started_ms >= DATABASE_START_MS)
+		{
+			/* Registered long ago and never came up: start it again */
+			w->started_ms = now;
+			start = true;
+		}
+	}
+	SpinLockRelease(&ws->mutex);
+
+	if (w == NULL)
+		return false;			/* every entry taken */
+	if (procno != INVALID_PROC_NUMBER)
+		SetLatch(&GetPGProcByNumber(procno)->procLatch);
+	if (start && !register_database_worker(dbid))
+	{
+		/* No free slot: give the entry up, so the next call tries again */
+		SpinLockAcquire(&ws->mutex);
+		if (w->dbid == dbid && pg_atomic_read_u32(&w->procno) == INVALID_PROC_NUMBER)
+			w->dbid = InvalidOid;
+		SpinLockRelease(&ws->mutex);
+		return false;
+	}
+	return true;
 }
 
 /* Is the idgen worker running? */
@@ -146,6 +277,36 @@ worker_exit(int code, Datum arg)
 						INVALID_PROC_NUMBER);
 }
 
+/* On a segment worker's exit, free its entry */
+static void
+database_worker_exit(int code, Datum arg)
+{
+	DatabaseWorker *w = (DatabaseWorker *) DatumGetPointer(arg);
+
+	SpinLockAcquire(&ws->mutex);
+	pg_atomic_write_u32(&w->procno, INVALID_PROC_NUMBER);
+	w->dbid = InvalidOid;
+	SpinLockRelease(&ws->mutex);
+}
+
+/* Settings every worker runs with */
+static void
+set_worker_options(void)
+{
+	/* Every allocation is durable before any ID from it is handed out */
+	SetConfigOption("synchronous_commit", "on", PGC_SUSET, PGC_S_OVERRIDE);
+	SetConfigOption("default_transaction_read_only", "off", PGC_SUSET,
+					PGC_S_OVERRIDE);
+	SetConfigOption("search_path", "pg_catalog", PGC_SUSET, PGC_S_OVERRIDE);
+
+	/*
+	 * The worker takes the locks on its tables conditionally and never
+	 * waits for them; this bounds any other lock wait (an index being
+	 * rebuilt, say): the round fails, and the worker starts again.
+	 */
+	SetConfigOption("lock_timeout", "5000", PGC_SUSET, PGC_S_OVERRIDE);
+}
+
 /* Keep the snowflake reservation ahead, in one transaction */
 static void
 reservation_round(long *sleep_ms)
@@ -177,19 +338,7 @@ idgen_worker_main(Datum main_arg)
 	BackgroundWorkerUnblockSignals();
 
 	BackgroundWorkerInitializeConnection(idgen_database, NULL, 0);
-
-	/* Every allocation is durable before any ID from it is handed out */
-	SetConfigOption("synchronous_commit", "on", PGC_SUSET, PGC_S_OVERRIDE);
-	SetConfigOption("default_transaction_read_only", "off", PGC_SUSET,
-					PGC_S_OVERRIDE);
-	SetConfigOption("search_path", "pg_catalog", PGC_SUSET, PGC_S_OVERRIDE);
-
-	/*
-	 * The worker takes the locks on its tables conditionally and never
-	 * waits for them; this bounds any other lock wait (an index being
-	 * rebuilt, say): the round fails, and the worker starts again.
-	 */
-	SetConfigOption("lock_timeout", "5000", PGC_SUSET, PGC_S_OVERRIDE);
+	set_worker_options();
 
 	before_shmem_exit(worker_exit, BoolGetDatum(remote));
 	pg_atomic_write_u32(&ws->procno[remote ? 1 : 0],
@@ -210,7 +359,89 @@ idgen_worker_main(Datum main_arg)
 			idgen_snowflake_lease_step(&sleep_ms);
 		else
 			reservation_round(&sleep_ms);
-		idgen_segment_alloc_step(&sleep_ms, remote);
+		(void) idgen_segment_alloc_step(&sleep_ms, remote ?
+										IDGEN_WORKER_REMOTE :
+										IDGEN_WORKER_MAIN);
+
+		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+						 sleep_ms, idgen_wait_event(IDGEN_WAIT_RESERVATION));
+		ResetLatch(MyLatch);
+	}
+}
+
+/* Entry point of the segment worker of one database */
+void
+idgen_worker_database_main(Datum main_arg)
+{
+	Oid			dbid = DatumGetObjectId(main_arg);
+	DatabaseWorker *w = NULL;
+	Oid			main_dbid;
+	int64		idle_since;
+
+	pqsignal(SIGHUP, SignalHandlerForConfigReload);
+	pqsignal(SIGTERM, die);
+	BackgroundWorkerUnblockSignals();
+
+	BackgroundWorkerInitializeConnectionByOid(dbid, InvalidOid, 0);
+	set_worker_options();
+
+	/* idgen.database is the idgen worker's (a stale request) */
+	StartTransactionCommand();
+	main_dbid = get_database_oid(idgen_database, true);
+	CommitTransactionCommand();
+	if (main_dbid == MyDatabaseId)
+		proc_exit(0);
+
+	/* Take this database's entry, unless another worker has it */
+	SpinLockAcquire(&ws->mutex);
+	for (int i = 0; i < ws->ndb; i++)
+	{
+		if (ws->db[i].dbid == dbid)
+		{
+			w = &ws->db[i];
+			break;
+		}
+	}
+	if (w == NULL)
+	{
+		int64		now = idgen_clock_monotonic_ms();
+
+		for (int i = 0; i < ws->ndb; i++)
+		{
+			if (entry_reusable(&ws->db[i], now))
+			{
+				w = &ws->db[i];
+				w->dbid = dbid;
+				w->started_ms = now;
+				break;
+			}
+		}
+	}
+	if (w == NULL || pg_atomic_read_u32(&w->procno) != INVALID_PROC_NUMBER)
+	{
+		SpinLockRelease(&ws->mutex);
+		proc_exit(0);
+	}
+	pg_atomic_write_u32(&w->procno, (uint32) GetNumberFromPGProc(MyProc));
+	SpinLockRelease(&ws->mutex);
+	before_shmem_exit(database_worker_exit, PointerGetDatum(w));
+
+	idle_since = idgen_clock_monotonic_ms();
+	for (;;)
+	{
+		long		sleep_ms = 1000;
+
+		CHECK_FOR_INTERRUPTS();
+		if (ConfigReloadPending)
+		{
+			ConfigReloadPending = false;
+			ProcessConfigFile(PGC_SIGHUP);
+		}
+
+		if (idgen_segment_alloc_step(&sleep_ms, IDGEN_WORKER_DATABASE))
+			idle_since = idgen_clock_monotonic_ms();
+		else if (idgen_clock_monotonic_ms() - idle_since >= DATABASE_IDLE_MS)
+			proc_exit(0);
 
 		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
 						 sleep_ms, idgen_wait_event(IDGEN_WAIT_RESERVATION));

@@ -1,7 +1,7 @@
 /*
  * worker.h
  *		The background workers: their registration, their latches, their main
- *		loop (worker.c), and the steps each component runs in them.
+ *		loops (worker.c), and the steps each component runs in them.
  *
  * worker.c knows no component: it calls only the step functions declared
  * at the bottom, which the components define.  Components include this
@@ -9,6 +9,15 @@
  */
 #ifndef IDGEN_WORKER_H
 #define IDGEN_WORKER_H
+
+/* The three kinds of worker */
+typedef enum IdgenWorkerKind
+{
+	IDGEN_WORKER_MAIN,			/* "idgen worker", in idgen.database */
+	IDGEN_WORKER_REMOTE,		/* "idgen remote worker", in idgen.database */
+	IDGEN_WORKER_DATABASE		/* "idgen segment worker", one per other
+								 * database that draws segment IDs */
+} IdgenWorkerKind;
 
 /* Shared memory of the latch registry ("idgen worker", see idgen.h) */
 extern Size idgen_worker_shmem_size(void);
@@ -23,11 +32,21 @@ extern void idgen_worker_register(bool with_remote);
 /* Entry point of both workers (bgw_main_arg: true for the remote one) */
 PGDLLEXPORT void idgen_worker_main(Datum main_arg);
 
+/* Entry point of a segment worker (bgw_main_arg: its database's OID) */
+PGDLLEXPORT void idgen_worker_database_main(Datum main_arg);
+
 /* Wake the idgen worker, if it runs */
 extern void idgen_worker_wake(void);
 
 /* Wake both workers, if they run (segments may be either's work) */
 extern void idgen_worker_wake_all(void);
+
+/*
+ * Wake the segment worker of database dbid (not idgen.database), starting
+ * it if it does not run; false when it could not be started (no free
+ * background worker slot).
+ */
+extern bool idgen_worker_wake_database(Oid dbid);
 
 /* Is the idgen worker running? */
 extern bool idgen_worker_running(void);
@@ -49,10 +68,12 @@ extern void idgen_citus_step(long *sleep_ms);
 extern void idgen_snowflake_lease_step(long *sleep_ms);
 
 /*
- * Both workers, no transaction (segment_alloc.c): does the work only in the
- * one that allocates segments, the remote worker (remote) with a central
- * segment server and the idgen worker otherwise.
+ * Every worker, no transaction (segment_alloc.c): allocates the segments of
+ * the worker's database.  In idgen.database only one worker does it: the
+ * remote worker with a central segment server, else the idgen worker.
+ * Returns whether there was work for it: a tag of the database that
+ * needed a segment (or was found unknown).
  */
-extern void idgen_segment_alloc_step(long *sleep_ms, bool remote);
+extern bool idgen_segment_alloc_step(long *sleep_ms, IdgenWorkerKind kind);
 
 #endif							/* IDGEN_WORKER_H */

@@ -1,0 +1,161 @@
+# Segment IDs in every database: idgen.database (served by the idgen
+# worker) and two others (each served by an "idgen segment worker" of its
+# own) each have a tag 'order', and they are three tags.  pgbench clients
+# draw from all three databases at once, with the step held at 10 so every
+# database's worker allocates thousands of segments: no errors, no
+# duplicate within a database, each client's IDs increase, the status view
+# shows each database its own tag.  After its segment worker is killed,
+# after a restart and after an immediate shutdown, every database continues
+# above its own old max.  A server
+# without a free background worker slot refuses segment IDs in a database
+# other than idgen.database with SQLSTATE 53400, and serves idgen.database.
+use strict;
+use warnings;
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+use IPC::Run;
+use IdgenTest;
+
+my $node = PostgreSQL::Test::Cluster->new('segment_databases');
+$node->init;
+$node->append_conf('postgresql.conf', qq{
+shared_preload_libraries = 'idgen'
+idgen.node_id = 1
+idgen.database = 'postgres'
+idgen.segment_max_step = 10
+idgen.segment_wait_timeout = '60s'
+max_connections = 40
+max_worker_processes = 8
+});
+$node->start;
+
+my @dbs = ('postgres', 'db_two', 'db_three');
+for my $db (@dbs)
+{
+	$node->safe_psql('postgres', "CREATE DATABASE $db") if $db ne 'postgres';
+	$node->safe_psql($db, q{
+		CREATE EXTENSION idgen;
+		SELECT idgen.segment_create('order', step => 10);
+		CREATE TABLE drawn (n bigserial, client int, id bigint);
+	});
+}
+
+# 3 databases x 3 clients x 300 transactions x 20 IDs, all at once
+my $script = $PostgreSQL::Test::Utils::tmp_check . '/segment_databases.sql';
+open my $fh, '>', $script or die "could not write $script: $!";
+print $fh q{INSERT INTO drawn (client, id) SELECT :client_id, idgen.segment_nextval('order') FROM generate_series(1, 20);}
+  . "\n";
+close $fh;
+my %bench;
+for my $db (@dbs)
+{
+	my ($out, $err) = ('', '');
+	my $h = IPC::Run::start(
+		[ 'pgbench', '-n', '-c', 3, '-j', 1, '-t', 300, '-f', $script,
+			$node->connstr($db) ],
+		'<', \undef, '>', \$out, '2>', \$err);
+	$bench{$db} = { h => $h, out => \$out, err => \$err };
+}
+for my $db (@dbs)
+{
+	my ($out, $err) = finish_pgbench($bench{$db});
+	like($out, qr{processed: 900/900}, "$db: every transaction ran");
+	is($err, '', "$db: no error");
+}
+
+my %max;
+for my $db (@dbs)
+{
+	is($node->safe_psql($db, 'SELECT count(*), count(DISTINCT id) FROM drawn'),
+		'18000|18000', "$db: 18,000 IDs, all distinct");
+	is($node->safe_psql($db, q{
+		SELECT count(*) FROM (
+			SELECT id, lag(id) OVER (PARTITION BY client ORDER BY n) AS prev FROM drawn) s
+		WHERE id <= prev}),
+		'0', "$db: each client's IDs strictly increase");
+	is($node->safe_psql($db, q{
+		SELECT min(d.id) = 1 AND max(d.id) <= a.max_id
+		  FROM drawn d, idgen.segment_alloc a WHERE a.biz_tag = 'order'
+		 GROUP BY a.max_id}),
+		't', "$db: its own tag, from 1 up to its own max_id");
+	is($node->safe_psql($db, q{
+		SELECT string_agg(biz_tag, ',') || ' ' || bool_and(fetches >= 1800)
+		  FROM idgen.segment_status}),
+		'order true', "$db: the status view shows its own tag and allocations");
+	$max{$db} = $node->safe_psql($db, 'SELECT max(id) FROM drawn');
+}
+is($node->safe_psql('postgres', q{
+	SELECT count(DISTINCT datname) FROM pg_stat_activity
+	 WHERE backend_type = 'idgen segment worker'}),
+	'2', 'one segment worker for each database other than idgen.database');
+
+# A segment worker that dies is started again by the next call that needs
+# it; a clean restart, then an immediate shutdown: every database continues
+# above its own old max
+for my $how ('killed', 'fast', 'immediate')
+{
+	if ($how eq 'killed')
+	{
+		is($node->safe_psql('postgres', q{
+			SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity
+			 WHERE backend_type = 'idgen segment worker'}),
+			'2', 'both segment workers terminated');
+	}
+	else
+	{
+		$node->stop($how);
+		$node->start;
+	}
+	for my $db (@dbs)
+	{
+		my $ids = $node->safe_psql($db, q{
+			INSERT INTO drawn (client, id)
+			SELECT 0, idgen.segment_nextval('order') FROM generate_series(1, 1000)
+			RETURNING id});
+		my @ids = split /\n/, $ids;
+		is(scalar @ids, 1000, "$db, workers $how: 1000 IDs");
+		cmp_ok(min_of(@ids), '>', $max{$db},
+			"$db, workers $how: every ID above the old max");
+		$max{$db} = max_of(@ids);
+		is($node->safe_psql($db, 'SELECT count(*) = count(DISTINCT id) FROM drawn'),
+			't', "$db, workers $how: still no duplicate");
+	}
+}
+
+$node->stop;
+
+# No background worker slot left for a segment worker: the idgen worker
+# takes the only one (and no logical replication launcher runs)
+my $full = PostgreSQL::Test::Cluster->new('segment_databases_full');
+$full->init;
+$full->append_conf('postgresql.conf', qq{
+shared_preload_libraries = 'idgen'
+idgen.node_id = 1
+idgen.database = 'postgres'
+max_worker_processes = 1
+max_logical_replication_workers = 0
+});
+$full->start;
+$full->safe_psql('postgres', 'CREATE DATABASE db_full');
+for my $db ('postgres', 'db_full')
+{
+	$full->safe_psql($db, q{
+		CREATE EXTENSION idgen;
+		SELECT idgen.segment_create('t');
+	});
+}
+my ($ret, $out, $err) = $full->psql('db_full',
+	q{SELECT idgen.segment_nextval('t')},
+	extra_params => [ '-v', 'VERBOSITY=verbose' ]);
+isnt($ret, 0, 'no free worker slot: a draw in another database fails');
+like($err,
+	qr/ERROR:  53400: could not start the idgen segment worker of database "db_full"/,
+	'no free worker slot: the error names the database, SQLSTATE 53400');
+like($err, qr/HINT:  Raise max_worker_processes/,
+	'no free worker slot: the hint says what to raise');
+is($full->safe_psql('postgres', q{SELECT idgen.segment_nextval('t')}), '1',
+	'no free worker slot: idgen.database is served by the idgen worker');
+$full->stop;
+
+done_testing();
