@@ -24,6 +24,7 @@
 #include "postgres.h"
 
 #include "catalog/pg_type.h"
+#include "commands/dbcommands.h"
 #include "executor/spi.h"
 #include "fmgr.h"
 #include "funcapi.h"
@@ -61,14 +62,16 @@ check_step(int32 step)
 }
 
 /*
- * Tags are administered where segments are allocated: on a Citus worker
- * whose segments come from the coordinator, refuse (an explicit
- * idgen.segment_server is the administrator's own choice)
+ * Tags are administered where segments are allocated: in idgen.database of
+ * a Citus worker, whose segments come from the coordinator, refuse (an
+ * explicit idgen.segment_server is the administrator's own choice; other
+ * databases allocate from their own table)
  */
 static void
 check_tag_admin(const char *what)
 {
-	if (idgen_segment_server == NULL || idgen_segment_server[0] == '\0')
+	if ((idgen_segment_server == NULL || idgen_segment_server[0] == '\0') &&
+		get_database_oid(idgen_database, true) == MyDatabaseId)
 		idgen_citus_check_tag_admin(what);
 }
 
