@@ -39,7 +39,8 @@ static bool idgen_loaded = false;
 
 /*
  * Parse idgen.node_id: empty means unset (-1), 'auto' leased from the
- * registry (IDGEN_NODE_AUTO); otherwise a whole number.  Returns false on
+ * registry (IDGEN_NODE_AUTO), 'citus' the Citus group id (IDGEN_NODE_CITUS);
+ * otherwise a whole number.  Returns false on
  * bad syntax.
  */
 static bool
@@ -58,6 +59,11 @@ parse_node_id(const char *s, int *out)
 		*out = IDGEN_NODE_AUTO;
 		return true;
 	}
+	if (pg_strcasecmp(s, "citus") == 0)
+	{
+		*out = IDGEN_NODE_CITUS;
+		return true;
+	}
 	errno = 0;
 	v = strtol(s, &end, 10);
 	if (errno != 0 || end == s || *end != '\0' || v < 0 || v > INT_MAX)
@@ -74,7 +80,7 @@ check_node_id(char **newval, void **extra, GucSource source)
 
 	if (!parse_node_id(*newval, &v))
 	{
-		GUC_check_errdetail("idgen.node_id must be 'auto' or a whole number from 0 to the largest node of idgen.layout.");
+		GUC_check_errdetail("idgen.node_id must be 'auto', 'citus' or a whole number from 0 to the largest node of idgen.layout.");
 		return false;
 	}
 	return true;
@@ -136,7 +142,7 @@ validate_startup_settings(const char *raw_layout, const char *raw_node)
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("invalid value for parameter \"idgen.node_id\": \"%s\"",
 						raw_node),
-				 errdetail("idgen.node_id must be 'auto' or a whole number.")));
+				 errdetail("idgen.node_id must be 'auto', 'citus' or a whole number.")));
 
 	maxnode = idgen_field_max(idgen_layout.node.bits);
 	if (idgen_node_id >= 0 && (uint64) idgen_node_id > maxnode)

@@ -114,6 +114,15 @@
  *	mutex			spinlock protecting error: written by the allocator (the
  *					remote worker), read by a caller about to give up.
  *
+ * "idgen citus" (citus.c)
+ *	word			pg_atomic; the idgen worker alone, one atomic write after
+ *					a write barrier: this node's Citus group id (+ 2), or
+ *					none; callers read it with one atomic read.
+ *	mutex			spinlock protecting server (the coordinator's connection
+ *					string on a Citus worker), why and hint: written by the
+ *					idgen worker, read by callers and the remote worker.
+ *	cv				broadcast by the idgen worker each time it has looked.
+ *
  * Everything else is process-local.  The durable state behind the shared
  * memory (the state file idgen.state, the tables) is described in
  * snowflake_state.c and segment_alloc.c.
@@ -134,7 +143,7 @@
 	((int64) (POSTGRES_EPOCH_JDATE - UNIX_EPOCH_JDATE) * USECS_PER_DAY)
 
 /* Settings (idgen.c) */
-extern int	idgen_node_id;			/* -1 when unset, IDGEN_NODE_AUTO */
+extern int	idgen_node_id;			/* -1 when unset, IDGEN_NODE_AUTO or _CITUS */
 extern char *idgen_layout_spec;
 extern int	idgen_max_lead_ms;
 extern int	idgen_clock_wait_ms;
@@ -144,6 +153,9 @@ extern bool idgen_allow_on_standby;
 
 /* idgen_node_id when idgen.node_id = 'auto' (leased, snowflake_lease.c) */
 #define IDGEN_NODE_AUTO (-2)
+
+/* idgen_node_id when idgen.node_id = 'citus' (the Citus group id, citus.c) */
+#define IDGEN_NODE_CITUS (-3)
 
 /* The layout parsed from idgen.layout at start-up (idgen.c) */
 extern IdgenLayout idgen_layout;

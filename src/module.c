@@ -17,6 +17,7 @@
 #include "storage/shmem.h"
 #include "utils/guc.h"
 
+#include "citus.h"
 #include "idgen.h"
 #include "segment.h"
 #include "snowflake.h"
@@ -40,6 +41,7 @@ idgen_shmem_request(void)
 	RequestAddinShmemSpace(idgen_segment_shmem_size());
 	RequestAddinShmemSpace(idgen_snowflake_lease_shmem_size());
 	RequestAddinShmemSpace(idgen_segment_server_shmem_size());
+	RequestAddinShmemSpace(idgen_citus_shmem_size());
 	RequestNamedLWLockTranche("idgen segment", 1);
 }
 
@@ -55,6 +57,7 @@ idgen_shmem_startup(void)
 	idgen_segment_shmem_init();
 	idgen_snowflake_lease_shmem_init();
 	idgen_segment_server_shmem_init();
+	idgen_citus_shmem_init();
 	LWLockRelease(AddinShmemInitLock);
 }
 
@@ -69,6 +72,7 @@ _PG_init(void)
 	idgen_segment_define_gucs();
 	idgen_snowflake_lease_define_gucs();
 	idgen_segment_server_define_gucs();
+	idgen_citus_init();
 	MarkGUCPrefixReserved("idgen");
 
 	prev_shmem_request_hook = shmem_request_hook;
@@ -76,7 +80,9 @@ _PG_init(void)
 	prev_shmem_startup_hook = shmem_startup_hook;
 	shmem_startup_hook = idgen_shmem_startup;
 
+	/* Under Citus a worker node's segments come from the coordinator */
 	idgen_worker_register(idgen_node_id == IDGEN_NODE_AUTO ||
-						  idgen_segment_server_enabled());
+						  idgen_segment_server_enabled() ||
+						  idgen_citus_preloaded);
 	idgen_mark_loaded();
 }

@@ -17,6 +17,8 @@
 #include "utils/hsearch.h"
 #include "utils/timestamp.h"
 
+#include "citus.h"
+
 /* Longest tag in bytes (as Leaf's biz_tag varchar(128)) */
 #define IDGEN_SEGMENT_TAG_MAX 128
 
@@ -148,11 +150,23 @@ typedef enum IdgenSegmentServerAlloc
 	IDGEN_SEGMENT_SERVER_FAILED /* unreachable, or the call failed */
 } IdgenSegmentServerAlloc;
 
+/*
+ * The central segment server's connection string: idgen.segment_server, or
+ * on a Citus worker the coordinator (citus.c); NULL for the local table
+ */
+static inline const char *
+idgen_segment_server_conninfo(void)
+{
+	if (idgen_segment_server != NULL && idgen_segment_server[0] != '\0')
+		return idgen_segment_server;
+	return idgen_citus_segment_server();
+}
+
 /* Is a central segment server configured? */
 static inline bool
 idgen_segment_server_enabled(void)
 {
-	return idgen_segment_server != NULL && idgen_segment_server[0] != '\0';
+	return idgen_segment_server_conninfo() != NULL;
 }
 
 /* Module load and shared memory (called from module.c) */

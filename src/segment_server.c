@@ -135,7 +135,7 @@ idgen_segment_server_allocate(const char *tag, int64 want_step,
 	if (now < retry_at_ms)
 		return IDGEN_SEGMENT_SERVER_FAILED;
 
-	if (!idgen_pqconn_connect(&central, idgen_segment_server, deadline))
+	if (!idgen_pqconn_connect(&central, idgen_segment_server_conninfo(), deadline))
 	{
 		note_result(central.error);
 		retry_at_ms = idgen_clock_monotonic_ms() + REMOTE_RETRY_MS;

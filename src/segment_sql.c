@@ -24,6 +24,7 @@
 #include "postgres.h"
 
 #include "catalog/pg_type.h"
+#include "commands/dbcommands.h"
 #include "executor/spi.h"
 #include "fmgr.h"
 #include "funcapi.h"
@@ -60,6 +61,20 @@ check_step(int32 step)
 				 errdetail("The step given was %d.", step)));
 }
 
+/*
+ * Tags are administered where segments are allocated: in idgen.database of
+ * a Citus worker, whose segments come from the coordinator, refuse (an
+ * explicit idgen.segment_server is the administrator's own choice; other
+ * databases allocate from their own table)
+ */
+static void
+check_tag_admin(const char *what)
+{
+	if ((idgen_segment_server == NULL || idgen_segment_server[0] == '\0') &&
+		get_database_oid(idgen_database, true) == MyDatabaseId)
+		idgen_citus_check_tag_admin(what);
+}
+
 PG_FUNCTION_INFO_V1(segment_create);
 
 /* SQL: idgen.segment_create(tag, start, step, description) */
@@ -76,6 +91,7 @@ segment_create(PG_FUNCTION_ARGS)
 	uint64		created;
 
 	idgen_segment_check_usable();
+	check_tag_admin("create");
 	tag = tag_arg(fcinfo);
 	if (PG_ARGISNULL(1) || PG_ARGISNULL(2))
 		ereport(ERROR,
@@ -139,6 +155,7 @@ segment_alter(PG_FUNCTION_ARGS)
 	int64		cur_max;
 
 	idgen_segment_check_usable();
+	check_tag_admin("alter");
 	tag = tag_arg(fcinfo);
 	args[0] = CStringGetTextDatum(tag);
 	for (int i = 1; i < 4; i++)
@@ -200,6 +217,7 @@ segment_drop(PG_FUNCTION_ARGS)
 	uint64		deleted;
 
 	idgen_segment_check_usable();
+	check_tag_admin("drop");
 	tag = tag_arg(fcinfo);
 	args[0] = CStringGetTextDatum(tag);
 

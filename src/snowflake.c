@@ -34,6 +34,7 @@
 #include "utils/timestamp.h"
 
 #include "clock.h"
+#include "citus.h"
 #include "idgen.h"
 #include "snowflake.h"
 #include "worker.h"
@@ -140,6 +141,8 @@ check_can_generate(void)
 				 errhint("Set idgen.allow_on_standby to on only if this server has a node id of its own.")));
 	if (idgen_node_id == IDGEN_NODE_AUTO)
 		return idgen_snowflake_lease_node();
+	if (idgen_node_id == IDGEN_NODE_CITUS)
+		return idgen_citus_node();
 	return idgen_node_id;
 }
 

@@ -16,6 +16,7 @@
 #include "utils/timestamp.h"
 
 #include "clock.h"
+#include "citus.h"
 #include "idgen.h"
 #include "snowflake.h"
 #include "worker.h"
@@ -120,6 +121,8 @@ snowflake_status(PG_FUNCTION_ARGS)
 	if (idgen_node_id == IDGEN_NODE_AUTO &&
 		(pg_atomic_read_u64(&idgen_snowflake_lease->word) >> IDGEN_LEASE_MS_BITS) != 0)
 		values[0] = Int32GetDatum((int) (pg_atomic_read_u64(&idgen_snowflake_lease->word) >> IDGEN_LEASE_MS_BITS) - 1);
+	else if (idgen_citus_current_node() >= 0)
+		values[0] = Int32GetDatum(idgen_citus_current_node());
 	else if (idgen_node_id >= 0)
 		values[0] = Int32GetDatum(idgen_node_id);
 	else

@@ -318,6 +318,7 @@ reservation_round(long *sleep_ms)
 	pgstat_report_activity(STATE_RUNNING, "idgen: snowflake reservation");
 
 	idgen_snowflake_state_step(sleep_ms);
+	idgen_citus_step(sleep_ms);
 
 	SPI_finish();
 	PopActiveSnapshot();

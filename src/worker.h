@@ -61,6 +61,9 @@ extern bool idgen_worker_running(void);
 extern void idgen_snowflake_state_step(long *sleep_ms);
 extern void idgen_snowflake_state_publish(void);
 
+/* idgen worker, in the same transaction: Citus's group id (citus.c) */
+extern void idgen_citus_step(long *sleep_ms);
+
 /* Remote worker, no transaction (snowflake_lease.c) */
 extern void idgen_snowflake_lease_step(long *sleep_ms);
 
