@@ -8,13 +8,9 @@ use warnings;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
+use IdgenTest;
 
-my $node = PostgreSQL::Test::Cluster->new('segment_many');
-$node->init;
-$node->append_conf('postgresql.conf', qq{
-shared_preload_libraries = 'idgen'
-idgen.node_id = 1
-idgen.database = 'postgres'
+my $node = idgen_node('segment_many', conf => qq{
 idgen.segment_max_tags = 1000
 idgen.segment_wait_timeout = '30s'
 max_connections = 30
