@@ -18,6 +18,8 @@ use strict;
 use warnings;
 
 use Exporter 'import';
+use File::Basename qw(dirname);
+use File::Spec;
 use IPC::Run;
 use Time::HiRes qw(usleep time);
 use PostgreSQL::Test::Cluster;
@@ -28,9 +30,19 @@ our @EXPORT = qw(idgen_node idgen_conf idgen_standby start_node set_clock crash_
   wait_ready start_drawer stop_drawers finish_drawer start_pgbench
   finish_pgbench draw_ids try_sql first_disorder duplicates max_of min_of
   clock_error_re no_unexpected_errors start_load wait_for_clock drawn_count
-  wait_drawn);
+  wait_drawn repo_file);
 
 our $faketime_lib = '/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1';
+
+# The top of the source tree (this file is in test/), found when loaded
+my $top = File::Spec->rel2abs(dirname(__FILE__) . '/..');
+
+# A file of the source tree, by its path from the top
+sub repo_file
+{
+	my ($path) = @_;
+	return "$top/$path";
+}
 
 # The clock error of snowflake.c, as psql shows it with VERBOSITY verbose
 sub clock_error_re
