@@ -77,3 +77,8 @@ unit:
 .PHONY: bench
 bench:
 	bash test/bench/run.sh
+
+# The pg_regress and isolation tests, for test/run.sh
+.PHONY: print-tests
+print-tests:
+	@echo $(REGRESS) $(ISOLATION)
