@@ -33,13 +33,17 @@ SHLIB_LINK_INTERNAL += $(libpq)
 # clang dependency at build time
 override with_llvm = no
 
+# TAP tests are not part of installcheck (see prove_installcheck below):
+# TAP_TESTS from the environment (test/run.sh's knob) must not turn them on
+override undefine TAP_TESTS
+
 PG_CONFIG ?= pg_config
 PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
 
 # TAP tests live in test/t and use test/IdgenTest.pm.  They are not part of
-# installcheck (TAP_TESTS is not set): they need no running server but take
-# minutes, and some need faketime, pgbench or a JDK.
+# installcheck (TAP_TESTS stays unset): they need no running server, as each
+# starts its own, but take minutes, and some need faketime or a JDK.
 PROVE_TESTS ?= $(sort $(wildcard test/t/*.pl))
 PG_PROVE_FLAGS += -I $(abspath $(srcdir))/test
 

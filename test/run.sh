@@ -59,7 +59,8 @@ if [ -f test/fuzz/run.sh ] && [ "${FUZZ_SECONDS:-15}" != 0 ]; then
 fi
 
 # The make targets, as the server user, in the scratch copy
-mk() { as_pg_user make -s --no-print-directory -C "$work" PG_CONFIG="$PG_CONFIG" "$@"; }
+# (TAP_TESTS is this script's knob, not PGXS's switch of the same name)
+mk() { as_pg_user env -u TAP_TESTS make -s --no-print-directory -C "$work" PG_CONFIG="$PG_CONFIG" "$@"; }
 
 # pg_regress and isolation: "make check" (installcheck against a throwaway
 # instance configured with test/regress.conf, stopped afterwards); one
