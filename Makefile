@@ -1,15 +1,24 @@
-# idgen: build with PGXS.  "make", "make install"; tests: see README.md.
+# idgen: build with PGXS.  "make", "make install"; tests (README.md, Tests):
+#   make installcheck        pg_regress and isolation tests against the running
+#                            server (idgen preloaded, idgen.node_id set)
+#   make check               the same against a temporary instance configured
+#                            with test/regress.conf
+#   make prove_installcheck  TAP tests (test/t); each starts its own servers
+#   make prove_check         the same (PGXS has no temporary installation)
+#   PROVE_TESTS="test/t/001_misuse.pl ..."  only these TAP tests
 EXTENSION = idgen
 EXTVERSION = $(shell sed -n "s/^default_version *= *'\([^']*\)'.*/\1/p" idgen.control)
 MODULE_big = idgen
 OBJS = $(patsubst %.c,%.o,$(wildcard src/*.c))
 DATA = $(wildcard idgen--*.sql)
 
-# pg_regress tests, run against a temporary instance with idgen preloaded
+# pg_regress (sql/, expected/) and isolation tests (test/specs,
+# test/expected).  installcheck runs them against the running server in
+# databases contrib_regression and isolation_regression.
 REGRESS = snowflake decode gene codec segment arrivals currval
-REGRESS_OPTS = --temp-config=$(srcdir)/test/regress.conf --temp-instance=./tmp_check_regress
 ISOLATION = snowflake_concurrent
-ISOLATION_OPTS = --inputdir=$(srcdir)/test --temp-config=$(srcdir)/test/regress.conf --temp-instance=./tmp_check_iso
+ISOLATION_OPTS = --inputdir=$(srcdir)/test
+EXTRA_CLEAN = tmp_check/ tmp_instance/
 
 # Warnings are errors
 PG_CFLAGS = -std=gnu11 -Wall -Wextra -Werror -Wno-unused-parameter \
@@ -25,9 +34,45 @@ SHLIB_LINK_INTERNAL += $(libpq)
 # clang dependency at build time
 override with_llvm = no
 
+# TAP tests are not part of installcheck (see prove_installcheck below):
+# TAP_TESTS from the environment (test/run.sh's knob) must not turn them on
+override undefine TAP_TESTS
+
 PG_CONFIG ?= pg_config
 PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
+
+# TAP tests live in test/t and use test/IdgenTest.pm.  They are not part of
+# installcheck (TAP_TESTS stays unset): they need no running server, as each
+# starts its own, but take minutes, and some need faketime or a JDK.
+PROVE_TESTS ?= $(sort $(wildcard test/t/*.pl))
+PG_PROVE_FLAGS += -I $(abspath $(srcdir))/test
+
+.PHONY: prove_installcheck prove_check
+prove_installcheck:
+	$(prove_installcheck)
+
+# PGXS's own prove_check wants a temporary installation, which an extension
+# built outside the source tree has not: use the installed server, like
+# prove_installcheck (so "make install" first)
+prove_check: prove_installcheck
+
+# "make check": PGXS refuses it; here it starts a temporary instance with
+# test/regress.conf (port TEMP_PORT), runs installcheck against it and stops
+# it.  Only defined when asked for, so that other goals do not print make's
+# warning about the overridden recipe.
+TEMP_PORT ?= 58432
+ifneq ($(filter check,$(MAKECMDGOALS)),)
+check:
+	rm -rf ./tmp_instance
+	$(MKDIR_P) ./tmp_instance
+	'$(bindir)/initdb' -D ./tmp_instance/data --auth=trust --no-sync --no-instructions -E UTF8 --locale=C >./tmp_instance/initdb.log
+	cat $(srcdir)/test/regress.conf >>./tmp_instance/data/postgresql.conf
+	printf "port = $(TEMP_PORT)\nlisten_addresses = ''\nunix_socket_directories = '$(abspath .)/tmp_instance'\nfsync = off\n" >>./tmp_instance/data/postgresql.conf
+	'$(bindir)/pg_ctl' -D ./tmp_instance/data -l ./tmp_instance/postmaster.log -w start
+	PGHOST='$(abspath .)/tmp_instance' PGPORT=$(TEMP_PORT) $(MAKE) installcheck; \
+	rc=$$?; '$(bindir)/pg_ctl' -D ./tmp_instance/data -m fast -w stop; exit $$rc
+endif
 
 .PHONY: unit
 unit:
@@ -37,3 +82,8 @@ unit:
 .PHONY: bench
 bench:
 	bash test/bench/run.sh
+
+# The pg_regress and isolation tests, for test/run.sh
+.PHONY: print-tests
+print-tests:
+	@echo $(REGRESS) $(ISOLATION)

@@ -113,7 +113,9 @@ FROM g WHERE n % 5 = 1;
 -- gene IDs decode like other snowflake IDs, and their gene comes back
 SELECT count(*) FILTER (WHERE (idgen.gene_decode(id, 3)).gene
                               <> idgen.gene_of(k, 3)) AS wrong_gene,
-       count(*) FILTER (WHERE (idgen.id_decode(id)).node_id <> 7) AS wrong_node
+       count(*) FILTER (WHERE (idgen.id_decode(id)).node_id
+                              <> current_setting('idgen.node_id')::int)
+         AS wrong_node
 FROM g WHERE n % 5 NOT IN (0, 1);
 -- integer keys
 SELECT count(*) FILTER (WHERE idgen.gene_id(n::bigint, 5) % 32 <> n % 32)

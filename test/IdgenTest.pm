@@ -18,19 +18,31 @@ use strict;
 use warnings;
 
 use Exporter 'import';
+use File::Basename qw(dirname);
+use File::Spec;
 use IPC::Run;
 use Time::HiRes qw(usleep time);
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
 
-our @EXPORT = qw(idgen_node idgen_standby start_node set_clock crash_node
+our @EXPORT = qw(idgen_node idgen_conf idgen_standby start_node set_clock crash_node
   wait_ready start_drawer stop_drawers finish_drawer start_pgbench
   finish_pgbench draw_ids try_sql first_disorder duplicates max_of min_of
   clock_error_re no_unexpected_errors start_load wait_for_clock drawn_count
-  wait_drawn);
+  wait_drawn repo_file);
 
 our $faketime_lib = '/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1';
+
+# The top of the source tree (this file is in test/), found when loaded
+my $top = File::Spec->rel2abs(dirname(__FILE__) . '/..');
+
+# A file of the source tree, by its path from the top
+sub repo_file
+{
+	my ($path) = @_;
+	return "$top/$path";
+}
 
 # The clock error of snowflake.c, as psql shows it with VERBOSITY verbose
 sub clock_error_re
@@ -59,18 +71,41 @@ sub enable_faketime
 	return;
 }
 
-# A new, initialized (not started) node with idgen preloaded.
-#   node_id => N (default 1), allows_streaming => 0|1, faketime => 0|1,
+# postgresql.conf text that preloads idgen.
+#   node_id => N or 'auto' (default 1; undef: no idgen.node_id line),
 #   conf => extra postgresql.conf text
+sub idgen_conf
+{
+	my (%opt) = @_;
+	my $node_id = exists $opt{node_id} ? $opt{node_id} : 1;
+	my $conf = $base_conf;
+
+	if (defined $node_id)
+	{
+		$node_id = "'$node_id'" unless $node_id =~ /^\d+$/;
+		$conf .= "idgen.node_id = $node_id\n";
+	}
+	return $conf . ($opt{conf} // '');
+}
+
+# A new, initialized (not started) node, with idgen preloaded unless
+# preload => 0 (a plain server: a registry, a foreign shard).
+#   node_id => as for idgen_conf, allows_streaming => 0|1|'logical',
+#   faketime => 0|1, conf => extra postgresql.conf text
 sub idgen_node
 {
 	my ($name, %opt) = @_;
 	my $node = PostgreSQL::Test::Cluster->new($name);
-	my $node_id = $opt{node_id} // 1;
 
 	$node->init(allows_streaming => $opt{allows_streaming} // 0);
-	$node->append_conf('postgresql.conf',
-		$base_conf . "idgen.node_id = $node_id\n" . ($opt{conf} // ''));
+	if ($opt{preload} // 1)
+	{
+		$node->append_conf('postgresql.conf', idgen_conf(%opt));
+	}
+	elsif (defined $opt{conf})
+	{
+		$node->append_conf('postgresql.conf', $opt{conf});
+	}
 	# Keep WAL for standbys without slots, across backups and checkpoints
 	$node->append_conf('postgresql.conf', "wal_keep_size = '256MB'\n")
 	  if $opt{allows_streaming};
@@ -370,8 +405,9 @@ sub stop_drawers
 	return;
 }
 
-# pgbench in the background: clients run $sql (one transaction each time)
-# for up to $seconds seconds; it ends early when the server goes away
+# pgbench in the background: clients => N (default 2) run $sql (one
+# transaction each time) in jobs => N threads (default 1) for up to
+# seconds => N (default 60); it ends early when the server goes away
 sub start_pgbench
 {
 	my ($node, $sql, %opt) = @_;
@@ -384,7 +420,7 @@ sub start_pgbench
 	my ($out, $err) = ('', '');
 	my $h = IPC::Run::start(
 		[
-			'pgbench', '-n', '-c', $opt{clients} // 2, '-j', 1,
+			'pgbench', '-n', '-c', $opt{clients} // 2, '-j', $opt{jobs} // 1,
 			'-T', $opt{seconds} // 60, '-f', $script,
 			$node->connstr('postgres')
 		],
@@ -392,7 +428,8 @@ sub start_pgbench
 	return { h => $h, out => \$out, err => \$err };
 }
 
-# Wait for a background pgbench to end; returns its stdout and stderr
+# Wait for a background pgbench to end; returns its stdout, stderr and
+# exit code
 sub finish_pgbench
 {
 	my ($p) = @_;
@@ -408,7 +445,8 @@ sub finish_pgbench
 		$p->{h}->kill_kill if $p->{h}->pumpable;
 		$p->{h}->finish;
 	};
-	return (${ $p->{out} }, ${ $p->{err} });
+	my $rc = eval { $p->{h}->result(0) } // -1;
+	return (${ $p->{out} }, ${ $p->{err} }, $rc);
 }
 
 # Draw IDs in the foreground with one query; returns them in the order

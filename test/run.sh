@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
-# Run every idgen test: plain C unit tests, fuzzers (bounded), pg_regress,
-# isolation and TAP tests.  Installs what is missing, builds and installs the
-# extension, then runs the server-side tests from a scratch copy of the tree
-# owned by the server user (initdb refuses to run as root).
+# Run every idgen test: plain C unit tests, fuzzers (bounded), then the make
+# targets "check" (pg_regress and isolation on a throwaway server) and
+# "prove_installcheck" (TAP).  Installs what is missing, builds and installs
+# the extension, then runs the tests from a scratch copy of the tree owned
+# by the server user (initdb refuses to run as root).
 # Ends with a line "N passed, N failed"; exits non-zero if anything failed.
 #   FUZZ_SECONDS=N  seconds per fuzz target (default 15; 0 skips fuzzing)
-#   TAP_TESTS="t/010_x.pl ..."  run only these TAP tests
+#   TAP_TESTS="t/010_x.pl ..."  run only these TAP tests (paths from test/)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 top=$(pwd)
@@ -57,61 +58,51 @@ if [ -f test/fuzz/run.sh ] && [ "${FUZZ_SECONDS:-15}" != 0 ]; then
 	done
 fi
 
-# pg_regress-style suite: $1 = driver, $2 = tests, $3.. = extra options
-run_regress() {
-	local driver=$1 tests=$2 outdir=$3 indir=$4
-	shift 4
-	[ -n "$tests" ] || return 0
-	as_pg_user "$PGXS_DIR/src/test/$driver" --inputdir="$indir" \
-		--dbname=contrib_regression \
-		--outputdir="$work/$outdir" --bindir="$PG_BINDIR" \
-		--temp-config="$work/test/regress.conf" \
-		--temp-instance="$work/$outdir/tmp_check" --port=58432 \
-		"$@" $tests >"$work/$outdir.log" 2>&1
-	cat "$work/$outdir.log" | grep -E '^(test| *[a-z_]+ +\.\.\.|ok|not ok|#|     )' || true
-	for t in $tests; do
-		if grep -qE "^(not ok +[0-9]+ +[-+] +$t( |$)|test +$t +\.\.\. +FAILED| +$t +\.\.\. +FAILED|     $t +\.\.\. FAILED)|[ ]$t +\.\.\. +FAILED" "$work/$outdir.log"; then
-			fail "$driver $t"
-		elif grep -qE "(^| )$t +\.\.\. +ok|ok +[0-9]+ +[-+] +$t " "$work/$outdir.log"; then
-			pass "$driver $t"
-		else
-			fail "$driver $t (no result)"
-		fi
-	done
-	if [ -s "$work/$outdir/regression.diffs" ]; then
-		echo "-- $outdir/regression.diffs:"
-		head -200 "$work/$outdir/regression.diffs"
+# The make targets, as the server user, in the scratch copy
+# (TAP_TESTS is this script's knob, not PGXS's switch of the same name)
+mk() { as_pg_user env -u TAP_TESTS make -s --no-print-directory -C "$work" PG_CONFIG="$PG_CONFIG" "$@"; }
+
+# pg_regress and isolation: "make check" (installcheck against a throwaway
+# instance configured with test/regress.conf, stopped afterwards); one
+# result per test, from the drivers' lines (15: "test x ... ok", 16 and
+# later: "ok 1 - x")
+echo "== make check (pg_regress, isolation)"
+mk check >"$work/check.log" 2>&1
+grep -E '^(test| *[a-z_]+ +\.\.\.|ok|not ok|#)' "$work/check.log" || true
+for t in $(mk print-tests); do
+	if grep -qE "^not ok +[0-9]+ +[-+] +$t( |$)|(^|[ ])$t +\.\.\. +FAILED" "$work/check.log"; then
+		fail "make check: $t"
+	elif grep -qE "(^| )$t +\.\.\. +ok|^ok +[0-9]+ +[-+] +$t( |$)" "$work/check.log"; then
+		pass "make check: $t"
+	else
+		fail "make check: $t (no result)"
 	fi
-}
+done
+for f in "$work/regression.diffs" "$work/output_iso/regression.diffs"; do
+	if [ -s "$f" ]; then
+		echo "-- $f:"
+		head -200 "$f"
+	fi
+done
+if grep -q 'Error' "$work/check.log" && ! grep -qE '^(not ok|.* FAILED)' "$work/check.log"; then
+	tail -30 "$work/check.log"
+	tail -30 "$work/tmp_instance/postmaster.log" 2>/dev/null
+fi
 
-mkvar() { make -s --no-print-directory -f Makefile -f - print-var VAR="$1" <<'EOM'
-print-var:
-	@echo $($(VAR))
-EOM
-}
-
-echo "== pg_regress"
-mkdir -p "$work/regress" "$work/isolation" && [ "$(id -u)" -eq 0 ] && chown postgres: "$work/regress" "$work/isolation"
-run_regress regress/pg_regress "$(mkvar REGRESS)" regress "$work"
-echo "== isolation"
-run_regress isolation/pg_isolation_regress "$(mkvar ISOLATION)" isolation "$work/test"
-
-echo "== TAP"
+# TAP: "make prove_installcheck", one file at a time, so that each has a
+# result and its servers' logs are kept ($work/tap_NAME)
+echo "== TAP (make prove_installcheck)"
 tap_tests=${TAP_TESTS:-$(cd "$work/test" && ls t/*.pl 2>/dev/null)}
 for t in $tap_tests; do
-	log="$work/tap_$(basename "$t" .pl).log"
-	as_pg_user mkdir -p "$work/test/tmp_$(basename "$t" .pl)"
-	# TESTDIR for 15; 16 and later read TESTDATADIR and TESTLOGDIR (else a
-	# relative tmp_check, which the servers, in their data directory, miss)
-	tdir="$work/test/tmp_$(basename "$t" .pl)"
-	if (cd "$work/test" && as_pg_user env TESTDIR="$tdir" \
-		TESTDATADIR="$tdir/tmp_check" TESTLOGDIR="$tdir/tmp_check/log" \
-		PG_REGRESS="$PGXS_DIR/src/test/regress/pg_regress" \
-		prove -I "$PGXS_DIR/src/test/perl" -I "$work/test" "$t") >"$log" 2>&1; then
+	t=test/${t#test/}
+	name=$(basename "$t" .pl)
+	log="$work/tap_$name.log"
+	if mk prove_installcheck PROVE_TESTS="$t" >"$log" 2>&1; then
 		pass "tap $t"
 	else
 		tail -40 "$log"
-		find "$work/test/tmp_$(basename "$t" .pl)" -name '*.log' -path '*log*' 2>/dev/null | head -3 | while read -r f; do echo "-- $f"; tail -15 "$f"; done
+		as_pg_user cp -r "$work/tmp_check" "$work/tap_$name" 2>/dev/null
+		find "$work/tap_$name" -name '*.log' -path '*log*' 2>/dev/null | head -3 | while read -r f; do echo "-- $f"; tail -15 "$f"; done
 		fail "tap $t"
 	fi
 done

@@ -5,9 +5,9 @@ use warnings;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
+use IdgenTest;
 
-my $node = PostgreSQL::Test::Cluster->new('misuse');
-$node->init;
+my $node = idgen_node('misuse', preload => 0);
 $node->start;
 
 # Not in shared_preload_libraries: generators, status functions and
@@ -53,7 +53,7 @@ my ($pret, $pout, $perr) = $node->psql('postgres',
 like($perr, qr/ERROR:  22008: invalid layout/, 'a bad layout without preload: the usual error');
 
 # Preloaded without a node id: generating fails with a hint, decoding works
-$node->append_conf('postgresql.conf', "shared_preload_libraries = 'idgen'\nidgen.database = 'postgres'");
+$node->append_conf('postgresql.conf', idgen_conf(node_id => undef));
 $node->restart;
 my ($ret, $out, $err) = $node->psql('postgres',
 	"\\set VERBOSITY verbose\nSELECT idgen.snowflake_nextval()");

@@ -5,15 +5,9 @@ use warnings;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
+use IdgenTest;
 
-my $node = PostgreSQL::Test::Cluster->new('pgbench');
-$node->init;
-$node->append_conf('postgresql.conf', qq{
-shared_preload_libraries = 'idgen'
-idgen.node_id = 12
-idgen.database = 'postgres'
-max_connections = 30
-});
+my $node = idgen_node('pgbench', node_id => 12, conf => "max_connections = 30\n");
 $node->start;
 $node->safe_psql('postgres', q{
 	CREATE EXTENSION idgen;

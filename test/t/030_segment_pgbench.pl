@@ -8,13 +8,9 @@ use warnings;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
+use IdgenTest;
 
-my $node = PostgreSQL::Test::Cluster->new('segment_pgbench');
-$node->init;
-$node->append_conf('postgresql.conf', qq{
-shared_preload_libraries = 'idgen'
-idgen.node_id = 1
-idgen.database = 'postgres'
+my $node = idgen_node('segment_pgbench', conf => qq{
 idgen.segment_max_step = 10
 idgen.segment_wait_timeout = '30s'
 max_connections = 30

@@ -7,13 +7,9 @@ use warnings;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
+use IdgenTest;
 
-my $node = PostgreSQL::Test::Cluster->new('segment_restart');
-$node->init(allows_streaming => 1);
-$node->append_conf('postgresql.conf', qq{
-shared_preload_libraries = 'idgen'
-idgen.node_id = 1
-idgen.database = 'postgres'
+my $node = idgen_node('segment_restart', allows_streaming => 1, conf => qq{
 # calls wait for the worker after each start: only a hang may fail them
 idgen.segment_wait_timeout = '60s'
 });
@@ -23,14 +19,6 @@ $node->safe_psql('postgres', q{
 	SELECT idgen.segment_create('r', step => 100);
 	CREATE TABLE kept (id bigint PRIMARY KEY);
 });
-
-# Largest of a list of numbers
-sub max_of
-{
-	my $m;
-	for (@_) { $m = $_ if !defined $m || $_ > $m; }
-	return $m;
-}
 
 # IDs drawn and committed, then IDs drawn in transactions that roll back
 $node->safe_psql('postgres',
@@ -70,18 +58,8 @@ cmp_ok(min_of(@after_crash), '>', $before_max,
 is($node->safe_psql('postgres', 'SELECT count(*) FROM kept'), '5000',
 	'committed rows survived; the open transaction did not');
 
-# Smallest of a list of numbers
-sub min_of
-{
-	my $m;
-	for (@_) { $m = $_ if !defined $m || $_ < $m; }
-	return $m;
-}
-
 # A streaming standby: the table is replicated, drawing is refused
-$node->backup('b1');
-my $standby = PostgreSQL::Test::Cluster->new('segment_standby');
-$standby->init_from_backup($node, 'b1', has_streaming => 1);
+my $standby = idgen_standby($node, 'segment_standby');
 $standby->start;
 $node->safe_psql('postgres',
 	q{INSERT INTO kept SELECT idgen.segment_nextval('r') FROM generate_series(1, 500)});
@@ -112,8 +90,7 @@ cmp_ok(min_of(@promoted), '>', $primary_max,
 $standby->stop;
 
 # Not preloaded: every segment function refuses
-my $plain = PostgreSQL::Test::Cluster->new('segment_plain');
-$plain->init;
+my $plain = idgen_node('segment_plain', preload => 0);
 $plain->start;
 $plain->safe_psql('postgres', 'CREATE EXTENSION idgen');
 for my $call (q{idgen.segment_nextval('r')}, q{idgen.segment_create('r')},

@@ -15,13 +15,9 @@ use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
 use Time::HiRes qw(usleep time);
+use IdgenTest;
 
-my $node = PostgreSQL::Test::Cluster->new('segment_kill');
-$node->init;
-$node->append_conf('postgresql.conf', qq{
-shared_preload_libraries = 'idgen'
-idgen.node_id = 1
-idgen.database = 'postgres'
+my $node = idgen_node('segment_kill', conf => qq{
 idgen.segment_max_step = 100
 idgen.segment_wait_timeout = '20s'
 restart_after_crash = on
@@ -35,33 +31,13 @@ $node->safe_psql('postgres', q{
 	CREATE UNIQUE INDEX drawn_id ON drawn (id);
 });
 
-my $script = "$PostgreSQL::Test::Utils::tmp_check/segment_kill.sql";
-open my $fh, '>', $script or die "cannot write $script: $!";
-print $fh q{INSERT INTO drawn (client, id) SELECT :client_id, idgen.segment_nextval('k') FROM generate_series(1, 20);}
-  . "\n";
-close $fh;
-
-# pgbench in the background for some seconds
-sub start_pgbench
+# 4 pgbench clients in the background for some seconds
+sub start_clients
 {
 	my ($seconds) = @_;
-	my ($out, $err) = ('', '');
-	my $h = IPC::Run::start(
-		[
-			'pgbench', '-n', '-c', '4', '-j', '2', '-T', $seconds,
-			'-f', $script, '-h', $node->host, '-p', $node->port, 'postgres'
-		],
-		'>', \$out, '2>', \$err,
-		IPC::Run::timeout($PostgreSQL::Test::Utils::timeout_default));
-	return { h => $h, out => \$out, err => \$err };
-}
-
-# Wait for a background pgbench; returns (exit code, stdout, stderr)
-sub finish_pgbench
-{
-	my ($run) = @_;
-	$run->{h}->finish;
-	return ($run->{h}->result(0), ${ $run->{out} }, ${ $run->{err} });
+	return start_pgbench($node,
+		q{INSERT INTO drawn (client, id) SELECT :client_id, idgen.segment_nextval('k') FROM generate_series(1, 20);},
+		clients => 4, jobs => 2, seconds => $seconds);
 }
 
 # PID of the running worker, or '' if there is none
@@ -102,7 +78,7 @@ sub wait_drawing
 my ($run, $pid1, $pid2, $rc, $out, $err, $count_before, $spanned);
 for my $round (1 .. 4)
 {
-	$run = start_pgbench(8 * 2**($round - 1));
+	$run = start_clients(8 * 2**($round - 1));
 	wait_drawing($node->safe_psql('postgres', 'SELECT count(*) FROM drawn'));
 	$pid1 = worker_pid();
 	like($pid1, qr/^\d+$/, "round $round: the worker runs");
@@ -111,7 +87,7 @@ for my $round (1 .. 4)
 	$pid2 = wait_new_worker($pid1);
 	like($pid2, qr/^\d+$/, "SIGTERM, round $round: a new worker started");
 	$spanned = $run->{h}->pumpable;
-	($rc, $out, $err) = finish_pgbench($run);
+	($out, $err, $rc) = finish_pgbench($run);
 	is($rc, 0, "SIGTERM, round $round: pgbench exits 0");
 	unlike($err, qr/ERROR|aborted/, "SIGTERM, round $round: no client saw an error");
 	last if $spanned;
@@ -132,11 +108,11 @@ is($node->safe_psql('postgres', q{
 # 2. SIGKILL under load: the whole server restarts
 my $max_before_kill;
 my $rows_now = $node->safe_psql('postgres', 'SELECT count(*) FROM drawn');
-$run = start_pgbench(6);
+$run = start_clients(6);
 wait_drawing($rows_now);
 my $log_offset = -s $node->logfile;
 kill 'KILL', $pid2;
-($rc, $out, $err) = finish_pgbench($run);
+($out, $err, $rc) = finish_pgbench($run);
 note "pgbench after SIGKILL: exit code $rc";
 my $pid3 = wait_new_worker($pid2);
 like($pid3, qr/^\d+$/, 'SIGKILL: the worker is back after the restart');

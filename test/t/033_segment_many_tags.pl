@@ -1,19 +1,16 @@
 # 1,000 tags in use at once (idgen.segment_max_tags = 1000): one query
 # touches every tag, then 4 pgbench clients draw from random tags.  Every
 # tag is loaded, IDs are unique per tag and each tag's IDs stay within its
-# own range; the 1,001st tag is refused until a tag is dropped.
+# own range; the 1,001st tag is refused until a tag is dropped, and
+# dropping ten tags makes room for exactly ten others.
 use strict;
 use warnings;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
+use IdgenTest;
 
-my $node = PostgreSQL::Test::Cluster->new('segment_many');
-$node->init;
-$node->append_conf('postgresql.conf', qq{
-shared_preload_libraries = 'idgen'
-idgen.node_id = 1
-idgen.database = 'postgres'
+my $node = idgen_node('segment_many', conf => qq{
 idgen.segment_max_tags = 1000
 idgen.segment_wait_timeout = '30s'
 max_connections = 30
@@ -77,6 +74,26 @@ like($err, qr/DETAIL:  All 1000 tag slots allowed by idgen.segment_max_tags hold
 $node->safe_psql('postgres', q{SELECT idgen.segment_drop('tag1')});
 is($node->safe_psql('postgres', q{SELECT idgen.segment_nextval('tag1001')}),
 	'1001000000000', 'tag 1,001 loads once a tag was dropped');
+# Full again: dropping ten tags makes room for ten others (and no more)
+$node->safe_psql('postgres', q{
+	SELECT count(idgen.segment_create('more' || i, (2000 + i) * 1000000000::bigint, 20))
+	  FROM generate_series(1, 11) i});
+($ret, $out, $err) = $node->psql('postgres',
+	"\\set VERBOSITY verbose\nSELECT idgen.segment_nextval('more1')");
+like($err, qr/ERROR:  53400: could not load segment tag "more1"/,
+	'full again: a new tag is refused with SQLSTATE 53400');
+$node->safe_psql('postgres',
+	q{SELECT count(idgen.segment_drop('tag' || i)) FROM generate_series(2, 11) i});
+is($node->safe_psql('postgres', q{
+	SELECT count(*) FILTER (WHERE idgen.segment_nextval('more' || i) = (2000 + i) * 1000000000::bigint)
+	  FROM generate_series(1, 10) i}),
+	'10', 'ten dropped tags make room for ten new ones');
+($ret, $out, $err) = $node->psql('postgres',
+	"\\set VERBOSITY verbose\nSELECT idgen.segment_nextval('more11')");
+like($err, qr/ERROR:  53400: could not load segment tag "more11"/,
+	'the eleventh new tag is refused again');
+is($node->safe_psql('postgres', 'SELECT count(*) FROM idgen.segment_status'),
+	'1000', 'shared memory holds 1,000 tags');
 
 $node->stop;
 done_testing();

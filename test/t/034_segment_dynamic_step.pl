@@ -24,13 +24,9 @@ use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
 use Time::HiRes qw(sleep);
+use IdgenTest;
 
-my $node = PostgreSQL::Test::Cluster->new('segment_step');
-$node->init;
-$node->append_conf('postgresql.conf', qq{
-shared_preload_libraries = 'idgen'
-idgen.node_id = 1
-idgen.database = 'postgres'
+my $node = idgen_node('segment_step', conf => qq{
 idgen.segment_step_grow_after = '1s'
 idgen.segment_step_shrink_after = '3s'
 idgen.segment_max_step = 1000

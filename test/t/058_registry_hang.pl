@@ -19,8 +19,7 @@ use PostgreSQL::Test::Utils;
 use Test::More;
 use IdgenTest;
 
-my $registry = PostgreSQL::Test::Cluster->new('hang_registry');
-$registry->init;
+my $registry = idgen_node('hang_registry', preload => 0);
 $registry->start;
 $registry->safe_psql('postgres', q{
 	CREATE EXTENSION idgen;
@@ -32,8 +31,7 @@ $registry->safe_psql('postgres', q{
 my $regconn = 'host=' . $registry->host . ' port=' . $registry->port
   . ' dbname=postgres user=leaser connect_timeout=2';
 
-my $node = idgen_node('hang_issuer', conf => qq{
-idgen.node_id = 'auto'
+my $node = idgen_node('hang_issuer', node_id => 'auto', conf => qq{
 idgen.node_registry = '$regconn'
 idgen.node_lease_time = '6s'
 idgen.worker_wait_timeout = '1s'

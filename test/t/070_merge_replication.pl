@@ -13,6 +13,7 @@ use IPC::Run;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
+use IdgenTest;
 
 my %node_id = (pub1 => 1, pub2 => 2, pub3 => 3);
 my @pubs;
@@ -33,12 +34,8 @@ sub table_ddl
 
 for my $name (sort keys %node_id)
 {
-	my $n = PostgreSQL::Test::Cluster->new($name);
-	$n->init(allows_streaming => 'logical');
-	$n->append_conf('postgresql.conf', qq{
-shared_preload_libraries = 'idgen'
-idgen.node_id = $node_id{$name}
-idgen.database = 'postgres'
+	my $n = idgen_node($name, node_id => $node_id{$name},
+		allows_streaming => 'logical', conf => qq{
 shared_buffers = 16MB
 max_connections = 20
 });
@@ -49,12 +46,7 @@ max_connections = 20
 }
 
 # The aggregator: idgen loaded only for id_decode (its own node id is unused)
-my $agg = PostgreSQL::Test::Cluster->new('agg');
-$agg->init;
-$agg->append_conf('postgresql.conf', q{
-shared_preload_libraries = 'idgen'
-idgen.node_id = 100
-idgen.database = 'postgres'
+my $agg = idgen_node('agg', node_id => 100, conf => q{
 shared_buffers = 16MB
 max_logical_replication_workers = 6
 max_worker_processes = 12

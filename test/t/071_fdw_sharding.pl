@@ -12,14 +12,13 @@ use warnings;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
+use IdgenTest;
 
 # Two shard servers, plain PostgreSQL: a holds partitions 0 and 1, b 2 and 3
 my %shard;
 for my $name ('shard_a', 'shard_b')
 {
-	my $n = PostgreSQL::Test::Cluster->new($name);
-	$n->init;
-	$n->append_conf('postgresql.conf', "shared_buffers = 16MB\n");
+	my $n = idgen_node($name, preload => 0, conf => "shared_buffers = 16MB\n");
 	$n->start;
 	$shard{$name} = $n;
 }
@@ -33,14 +32,7 @@ for my $p (sort keys %home)
 }
 
 # The coordinator generates the IDs
-my $coord = PostgreSQL::Test::Cluster->new('coord');
-$coord->init;
-$coord->append_conf('postgresql.conf', q{
-shared_preload_libraries = 'idgen'
-idgen.node_id = 7
-idgen.database = 'postgres'
-shared_buffers = 16MB
-});
+my $coord = idgen_node('coord', node_id => 7, conf => "shared_buffers = 16MB\n");
 $coord->start;
 my $ddl = q{
 	CREATE EXTENSION idgen;

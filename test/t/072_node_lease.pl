@@ -24,16 +24,15 @@ use Time::HiRes qw(usleep time);
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
+use IdgenTest;
 
 my $lease_s = 4;
 my $guard_s = 20;
 
 # The registry: plain PostgreSQL with the extension's tables and functions
-my $registry = PostgreSQL::Test::Cluster->new('registry');
-$registry->init;
 # The guard time is the registry's own setting, never the caller's
-$registry->append_conf('postgresql.conf',
-	"shared_buffers = 16MB\nidgen.node_lease_guard = '${guard_s}s'\n");
+my $registry = idgen_node('registry', preload => 0,
+	conf => "shared_buffers = 16MB\nidgen.node_lease_guard = '${guard_s}s'\n");
 $registry->start;
 $registry->safe_psql('postgres', q{
 	CREATE EXTENSION idgen;
@@ -51,12 +50,7 @@ my $regconn = 'host=' . $registry->host . ' port=' . $registry->port
 sub auto_node
 {
 	my ($name) = @_;
-	my $n = PostgreSQL::Test::Cluster->new($name);
-	$n->init;
-	$n->append_conf('postgresql.conf', qq{
-shared_preload_libraries = 'idgen'
-idgen.node_id = 'auto'
-idgen.database = 'postgres'
+	my $n = idgen_node($name, node_id => 'auto', conf => qq{
 idgen.node_registry = '$regconn application_name=''idgen $name'''
 idgen.node_namespace = 'test'
 idgen.node_lease_time = '${lease_s}s'
@@ -80,12 +74,7 @@ sub leased_node
 }
 
 # 'auto' needs a registry
-my $bad = PostgreSQL::Test::Cluster->new('no_registry');
-$bad->init;
-$bad->append_conf('postgresql.conf', qq{
-shared_preload_libraries = 'idgen'
-idgen.node_id = 'auto'
-});
+my $bad = idgen_node('no_registry', node_id => 'auto');
 ok(!$bad->start(fail_ok => 1), "'auto' without idgen.node_registry does not start");
 like(slurp_file($bad->logfile),
 	qr/idgen\.node_id is 'auto' but idgen\.node_registry is not set/,

@@ -17,15 +17,9 @@ use Time::HiRes qw(time);
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
+use IdgenTest;
 
-my $central = PostgreSQL::Test::Cluster->new('central');
-$central->init;
-$central->append_conf('postgresql.conf', q{
-shared_preload_libraries = 'idgen'
-idgen.node_id = 0
-idgen.database = 'postgres'
-shared_buffers = 16MB
-});
+my $central = idgen_node('central', node_id => 0, conf => "shared_buffers = 16MB\n");
 $central->start;
 $central->safe_psql('postgres', q{
 	CREATE EXTENSION idgen;
@@ -42,12 +36,7 @@ my $conn = 'host=' . $central->host . ' port=' . $central->port
 my @issuers;
 for my $i (1 .. 3)
 {
-	my $n = PostgreSQL::Test::Cluster->new("issuer$i");
-	$n->init;
-	$n->append_conf('postgresql.conf', qq{
-shared_preload_libraries = 'idgen'
-idgen.node_id = $i
-idgen.database = 'postgres'
+	my $n = idgen_node("issuer$i", node_id => $i, conf => qq{
 idgen.segment_server = '$conn'
 idgen.segment_max_step = 1000
 idgen.segment_wait_timeout = '3s'

@@ -29,12 +29,7 @@ my $hang = IO::Socket::INET->new(
 	Proto => 'tcp') or die "cannot listen: $!";
 my $hang_port = $hang->sockport;
 
-my $node = PostgreSQL::Test::Cluster->new('hang');
-$node->init;
-$node->append_conf('postgresql.conf', qq{
-shared_preload_libraries = 'idgen'
-idgen.node_id = 5
-idgen.database = 'postgres'
+my $node = idgen_node('hang', node_id => 5, conf => qq{
 idgen.segment_server = 'host=127.0.0.1 port=$hang_port dbname=postgres user=nobody'
 idgen.segment_wait_timeout = '1s'
 idgen.worker_wait_timeout = '500ms'

@@ -18,6 +18,7 @@ use IPC::Run;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
+use IdgenTest;
 
 my ($javac, $java);
 for my $dir (split /:/, $ENV{PATH} // '')
@@ -122,13 +123,7 @@ is(scalar(keys %java), @keys * @bits, 'Java printed a gene for every key and wid
 is($java{'2/31'}, 99162322, 'Java: "hello".hashCode() is 99162322');
 is($java{'3/3'}, 2, 'Java: "testroy" has gene 2 in 3 bits');
 
-my $node = PostgreSQL::Test::Cluster->new('java_gene');
-$node->init;
-$node->append_conf('postgresql.conf', <<'EOC');
-shared_preload_libraries = 'idgen'
-idgen.node_id = 1
-idgen.database = 'postgres'
-EOC
+my $node = idgen_node('java_gene');
 $node->start;
 $node->safe_psql('postgres', 'CREATE EXTENSION idgen');
 

@@ -91,13 +91,33 @@ cmp_ok(min_of(@$snow3), '>', max_of(@$snow2),
 	'after a restart 30 s back, IDs are above those drawn before the update');
 is(scalar(duplicates($snow, $snow2, $snow3)), 0, 'no snowflake ID twice');
 
-# DROP EXTENSION leaves no object behind
+# DROP EXTENSION leaves no object behind: no extension row, no object that
+# depended on it, no table, function, type or trigger in schema idgen.  The
+# schema itself stays (PostgreSQL creates the control file's schema before
+# the extension, so it is not a member); it is empty, so a plain DROP
+# SCHEMA, which fails on any object left in it, removes it.
+my $extoid = $node->safe_psql('postgres',
+	"SELECT oid FROM pg_extension WHERE extname = 'idgen'");
 $node->safe_psql('postgres', 'DROP EXTENSION idgen');
+is($node->safe_psql('postgres', qq{
+	SELECT (SELECT count(*) FROM pg_extension WHERE extname = 'idgen')
+	     + (SELECT count(*) FROM pg_depend WHERE refobjid = $extoid
+	          AND refclassid = 'pg_extension'::regclass)
+	     + (SELECT count(*) FROM pg_depend WHERE objid = $extoid
+	          AND classid = 'pg_extension'::regclass)}),
+	'0', 'DROP EXTENSION: no extension row and no dependency left');
 is($node->safe_psql('postgres', q{
-	SELECT (SELECT count(*) FROM pg_class WHERE relnamespace = 'idgen'::regnamespace)
-	     + (SELECT count(*) FROM pg_proc WHERE pronamespace = 'idgen'::regnamespace)
-	     + (SELECT count(*) FROM pg_type WHERE typnamespace = 'idgen'::regnamespace)}),
-	'0', 'DROP EXTENSION leaves no table, function or type behind');
+	SELECT (SELECT count(*) FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+	          WHERE n.nspname = 'idgen')
+	     + (SELECT count(*) FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace
+	          WHERE n.nspname = 'idgen')
+	     + (SELECT count(*) FROM pg_type t JOIN pg_namespace n ON n.oid = t.typnamespace
+	          WHERE n.nspname = 'idgen')
+	     + (SELECT count(*) FROM pg_trigger WHERE tgname LIKE 'segment_alloc_guard%')}),
+	'0', 'DROP EXTENSION leaves no table, function, type or trigger behind');
+my ($dret, $dout, $derr) = $node->psql('postgres', 'DROP SCHEMA idgen');
+is($dret, 0, 'the schema left is empty: DROP SCHEMA without CASCADE removes it')
+  or diag $derr;
 
 $node->stop;
 done_testing();
