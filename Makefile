@@ -58,8 +58,9 @@ prove_installcheck:
 prove_check: prove_installcheck
 
 # "make check": PGXS refuses it; here it starts a temporary instance with
-# test/regress.conf (port TEMP_PORT), runs installcheck against it and stops
-# it.  Only defined when asked for, so that other goals do not print make's
+# test/regress.conf (port TEMP_PORT), runs installcheck against it (the
+# pg_regress and the isolation tests each, so that a failure of one does not
+# skip the other) and stops it.  Only defined when asked for, so that other goals do not print make's
 # warning about the overridden recipe.
 TEMP_PORT ?= 58432
 ifneq ($(filter check,$(MAKECMDGOALS)),)
@@ -70,8 +71,10 @@ check:
 	cat $(srcdir)/test/regress.conf >>./tmp_instance/data/postgresql.conf
 	printf "port = $(TEMP_PORT)\nlisten_addresses = ''\nunix_socket_directories = '$(abspath .)/tmp_instance'\nfsync = off\n" >>./tmp_instance/data/postgresql.conf
 	'$(bindir)/pg_ctl' -D ./tmp_instance/data -l ./tmp_instance/postmaster.log -w start
-	PGHOST='$(abspath .)/tmp_instance' PGPORT=$(TEMP_PORT) $(MAKE) installcheck; \
-	rc=$$?; '$(bindir)/pg_ctl' -D ./tmp_instance/data -m fast -w stop; exit $$rc
+	PGHOST='$(abspath .)/tmp_instance' PGPORT=$(TEMP_PORT) $(MAKE) installcheck ISOLATION=; \
+	rc=$$?; \
+	PGHOST='$(abspath .)/tmp_instance' PGPORT=$(TEMP_PORT) $(MAKE) installcheck REGRESS= || rc=1; \
+	'$(bindir)/pg_ctl' -D ./tmp_instance/data -m fast -w stop; exit $$rc
 endif
 
 .PHONY: unit

@@ -183,8 +183,11 @@ REVOKE EXECUTE ON FUNCTION idgen.segment_create(text, bigint, int, text),
     FROM regress_idgen_segment;
 DROP ROLE regress_idgen_segment;
 
--- Another database: segments live only in idgen.database
+-- Another database has tags of its own: the same name is another tag,
+-- with its own numbering; DROP DATABASE stops that database's segment
+-- worker and drops it at once
 SELECT current_database() AS regress_db \gset
+SELECT idgen.segment_nextval('user') AS user_here \gset
 CREATE DATABASE regress_idgen_other;
 \c regress_idgen_other
 SET client_min_messages = warning;
@@ -192,9 +195,11 @@ CREATE EXTENSION idgen;
 RESET client_min_messages;
 SELECT idgen.segment_nextval('user');
 \echo :LAST_ERROR_SQLSTATE
-SELECT idgen.segment_create('user');
-\echo :LAST_ERROR_SQLSTATE
+SELECT idgen.segment_create('user', 500000);
+SELECT idgen.segment_nextval('user'), idgen.segment_nextval('user');
+SELECT biz_tag, max_id >= 500001 AS own_numbering FROM idgen.segment_alloc;
 \c :regress_db
+SELECT idgen.segment_nextval('user') > :user_here AS here_continues;
 DROP DATABASE regress_idgen_other;
 
 -- Clean up

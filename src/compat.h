@@ -83,4 +83,13 @@ idgen_wait_event(IdgenWait kind)
 #endif
 }
 
+/* Ownership of a database: object_ownercheck since 16 */
+#if PG_VERSION_NUM >= 160000
+#define idgen_database_ownercheck(dbid, roleid) \
+	object_ownercheck(DatabaseRelationId, (dbid), (roleid))
+#else
+#define idgen_database_ownercheck(dbid, roleid) \
+	pg_database_ownercheck((dbid), (roleid))
+#endif
+
 #endif							/* IDGEN_COMPAT_H */

@@ -10,11 +10,16 @@
  */
 #include "postgres.h"
 
+#include "catalog/pg_database.h"
+#include "commands/dbcommands.h"
 #include "fmgr.h"
 #include "miscadmin.h"
+#include "nodes/parsenodes.h"
 #include "storage/ipc.h"
 #include "storage/lwlock.h"
 #include "storage/shmem.h"
+#include "tcop/utility.h"
+#include "utils/acl.h"
 #include "utils/guc.h"
 
 #include "citus.h"
@@ -29,6 +34,7 @@ void		_PG_init(void);
 
 static shmem_request_hook_type prev_shmem_request_hook = NULL;
 static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
+static ProcessUtility_hook_type prev_process_utility_hook = NULL;
 
 /* Reserve shared memory for every part */
 static void
@@ -61,6 +67,34 @@ idgen_shmem_startup(void)
 	LWLockRelease(AddinShmemInitLock);
 }
 
+/*
+ * DROP DATABASE by its owner: first stop the database's segment worker
+ * (worker.c), which would otherwise count as a session in it and make the
+ * drop fail.  The next segment call in a database of that name starts a new
+ * one.
+ */
+static void
+idgen_process_utility(PlannedStmt *pstmt, const char *queryString,
+					  bool readOnlyTree, ProcessUtilityContext context,
+					  ParamListInfo params, QueryEnvironment *queryEnv,
+					  DestReceiver *dest, QueryCompletion *qc)
+{
+	if (IsA(pstmt->utilityStmt, DropdbStmt))
+	{
+		DropdbStmt *stmt = (DropdbStmt *) pstmt->utilityStmt;
+		Oid			dbid = get_database_oid(stmt->dbname, true);
+
+		if (OidIsValid(dbid) && idgen_database_ownercheck(dbid, GetUserId()))
+			idgen_worker_stop_database(dbid);
+	}
+	if (prev_process_utility_hook)
+		prev_process_utility_hook(pstmt, queryString, readOnlyTree, context,
+								  params, queryEnv, dest, qc);
+	else
+		standard_ProcessUtility(pstmt, queryString, readOnlyTree, context,
+								params, queryEnv, dest, qc);
+}
+
 /* Module load */
 void
 _PG_init(void)
@@ -79,6 +113,8 @@ _PG_init(void)
 	shmem_request_hook = idgen_shmem_request;
 	prev_shmem_startup_hook = shmem_startup_hook;
 	shmem_startup_hook = idgen_shmem_startup;
+	prev_process_utility_hook = ProcessUtility_hook;
+	ProcessUtility_hook = idgen_process_utility;
 
 	/* Under Citus a worker node's segments come from the coordinator */
 	idgen_worker_register(idgen_node_id == IDGEN_NODE_AUTO ||

@@ -170,6 +170,51 @@ register_database_worker(Oid dbid)
 	return RegisterDynamicBackgroundWorker(&worker, &handle);
 }
 
+/*
+ * See worker.h.  Sends SIGTERM (the worker exits at once, between
+ * allocations, whose transactions are atomic) and waits until its entry is
+ * free; an entry registered but never taken within DATABASE_START_MS counts
+ * as gone.  Gives up after DATABASE_START_MS: DROP DATABASE then reports the
+ * session it finds, as without this.
+ */
+void
+idgen_worker_stop_database(Oid dbid)
+{
+	int64		deadline = idgen_clock_monotonic_ms() + DATABASE_START_MS;
+
+	for (;;)
+	{
+		int64		now = idgen_clock_monotonic_ms();
+		pid_t		pid = 0;
+		bool		found = false;
+
+		SpinLockAcquire(&ws->mutex);
+		for (int i = 0; i < ws->ndb; i++)
+		{
+			DatabaseWorker *w = &ws->db[i];
+
+			if (w->dbid == dbid && !entry_reusable(w, now))
+			{
+				uint32		procno = pg_atomic_read_u32(&w->procno);
+
+				found = true;
+				if (procno != INVALID_PROC_NUMBER)
+					pid = GetPGProcByNumber(procno)->pid;
+				break;
+			}
+		}
+		SpinLockRelease(&ws->mutex);
+		if (!found || now >= deadline)
+			return;
+		if (pid != 0)
+			(void) kill(pid, SIGTERM);
+		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+						 10, IDGEN_WAIT_EVENT);
+		ResetLatch(MyLatch);
+		CHECK_FOR_INTERRUPTS();
+	}
+}
+
 /* See worker.h */
 bool
 idgen_worker_wake_database(Oid dbid)

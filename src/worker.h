@@ -48,6 +48,13 @@ extern void idgen_worker_wake_all(void);
  */
 extern bool idgen_worker_wake_database(Oid dbid);
 
+/*
+ * Stop the segment worker of database dbid, if it runs, and wait until it
+ * has gone: called before DROP DATABASE (module.c), which refuses to drop a
+ * database with a session in it, as it stops autovacuum's workers itself
+ */
+extern void idgen_worker_stop_database(Oid dbid);
+
 /* Is the idgen worker running? */
 extern bool idgen_worker_running(void);
 

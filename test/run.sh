@@ -32,6 +32,13 @@ rsync -a --exclude .git --exclude 'tmp_*' --exclude results "$top/" "$work/"
 [ "$(id -u)" -eq 0 ] && chown -R postgres: "$work"
 chmod 755 "$work"
 
+echo "== include structure"
+if bash test/check_includes.sh; then
+	pass "no include circle among the components of src/"
+else
+	fail "include circle (test/check_includes.sh)"
+fi
+
 echo "== unit tests (plain C)"
 if [ -f test/unit/Makefile ]; then
 	out=$(as_pg_user make -s -C "$work/test/unit" run 2>&1)

@@ -123,6 +123,33 @@ for my $how ('killed', 'fast', 'immediate')
 	}
 }
 
+# DROP DATABASE right after draws: the database's segment worker is stopped
+# first, so the drop is not refused for it; a database made again under
+# the same name starts with no tags
+my $last = $dbs[-1];
+$node->safe_psql('postgres', "CREATE DATABASE db_drop");
+$node->safe_psql('db_drop', q{
+	CREATE EXTENSION idgen;
+	SELECT idgen.segment_create('order', 1, 100);
+});
+is($node->safe_psql('db_drop', q{SELECT count(idgen.segment_nextval('order')) FROM generate_series(1, 500)}),
+	'500', 'db_drop: 500 IDs');
+is($node->safe_psql('postgres', q{
+	SELECT count(*) FROM pg_stat_activity
+	 WHERE backend_type = 'idgen segment worker' AND datname = 'db_drop'}),
+	'1', 'db_drop has its segment worker');
+my ($rc, $out, $err) = $node->psql('postgres', 'DROP DATABASE db_drop');
+is($rc, 0, 'DROP DATABASE succeeds right after draws');
+is($err, '', 'and says nothing');
+$node->safe_psql('postgres', "CREATE DATABASE db_drop");
+$node->safe_psql('db_drop', 'CREATE EXTENSION idgen');
+($rc, $out, $err) = $node->psql('db_drop', q{SELECT idgen.segment_nextval('order')});
+like($err, qr/segment tag "order" does not exist/, 'the new db_drop has no tag order');
+# The other databases go on
+my $ids = $node->safe_psql($last, q{
+	SELECT idgen.segment_nextval('order') FROM generate_series(1, 10)});
+cmp_ok(min_of(split /\n/, $ids), '>', $max{$last}, "$last continues above its max");
+
 $node->stop;
 
 # No background worker slot left for a segment worker: the idgen worker
