@@ -51,9 +51,9 @@ sub clock_error_re
 	  qr/ERROR:  58000: could not generate a snowflake ID: the system clock is \d+ ms behind the generator/;
 }
 
-# Settings every test node gets
+# Settings every test node gets (shared_preload_libraries is added by
+# idgen_conf)
 my $base_conf = <<'EOC';
-shared_preload_libraries = 'idgen'
 idgen.database = 'postgres'
 log_statement = none
 EOC
@@ -72,13 +72,15 @@ sub enable_faketime
 }
 
 # postgresql.conf text that preloads idgen.
-#   node_id => N or 'auto' (default 1; undef: no idgen.node_id line),
-#   conf => extra postgresql.conf text
+#   node_id => N, 'auto' or 'citus' (default 1; undef: no idgen.node_id line),
+#   libraries => [ names ] of libraries preloaded before idgen (e.g.
+#   [ 'citus' ], which must come first), conf => extra postgresql.conf text
 sub idgen_conf
 {
 	my (%opt) = @_;
 	my $node_id = exists $opt{node_id} ? $opt{node_id} : 1;
-	my $conf = $base_conf;
+	my $libs = join(',', @{ $opt{libraries} // [] }, 'idgen');
+	my $conf = "shared_preload_libraries = '$libs'\n" . $base_conf;
 
 	if (defined $node_id)
 	{
@@ -90,8 +92,9 @@ sub idgen_conf
 
 # A new, initialized (not started) node, with idgen preloaded unless
 # preload => 0 (a plain server: a registry, a foreign shard).
-#   node_id => as for idgen_conf, allows_streaming => 0|1|'logical',
-#   faketime => 0|1, conf => extra postgresql.conf text
+#   node_id, libraries => as for idgen_conf,
+#   allows_streaming => 0|1|'logical', faketime => 0|1,
+#   conf => extra postgresql.conf text
 sub idgen_node
 {
 	my ($name, %opt) = @_;
@@ -405,14 +408,22 @@ sub stop_drawers
 	return;
 }
 
+my $pgbench_seq = 0;
+
 # pgbench in the background: clients => N (default 2) run $sql (one
 # transaction each time) in jobs => N threads (default 1) for up to
-# seconds => N (default 60); it ends early when the server goes away
+# seconds => N (default 60), or each exactly transactions => N times; in
+# database db => name (default postgres); it ends early when the server
+# goes away
 sub start_pgbench
 {
 	my ($node, $sql, %opt) = @_;
 	my $script = $PostgreSQL::Test::Utils::tmp_check . '/pgbench_'
-	  . $node->name . '.sql';
+	  . $node->name . '_' . ++$pgbench_seq . '.sql';
+	my @length =
+	  defined $opt{transactions}
+	  ? ('-t', $opt{transactions})
+	  : ('-T', $opt{seconds} // 60);
 
 	open my $fh, '>', $script or die "could not write $script: $!";
 	print $fh "$sql\n";
@@ -421,8 +432,8 @@ sub start_pgbench
 	my $h = IPC::Run::start(
 		[
 			'pgbench', '-n', '-c', $opt{clients} // 2, '-j', $opt{jobs} // 1,
-			'-T', $opt{seconds} // 60, '-f', $script,
-			$node->connstr('postgres')
+			@length, '-f', $script,
+			$node->connstr($opt{db} // 'postgres')
 		],
 		'<', \undef, '>', \$out, '2>', \$err);
 	return { h => $h, out => \$out, err => \$err };
@@ -459,12 +470,12 @@ sub draw_ids
 	return [ map { $_ + 0 } split /\n/, $out ];
 }
 
-# Run SQL that may fail; returns (exit code, stdout, stderr), with the
-# SQLSTATE in error messages
+# Run SQL that may fail, in database db => name (default postgres); returns
+# (exit code, stdout, stderr), with the SQLSTATE in error messages
 sub try_sql
 {
-	my ($node, $sql) = @_;
-	my ($ret, $out, $err) = $node->psql('postgres', $sql,
+	my ($node, $sql, %opt) = @_;
+	my ($ret, $out, $err) = $node->psql($opt{db} // 'postgres', $sql,
 		extra_params => [ '-v', 'VERBOSITY=verbose' ]);
 	return ($ret, $out, $err);
 }

@@ -14,15 +14,9 @@ use warnings;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
-use IPC::Run;
 use IdgenTest;
 
-my $node = PostgreSQL::Test::Cluster->new('segment_databases');
-$node->init;
-$node->append_conf('postgresql.conf', qq{
-shared_preload_libraries = 'idgen'
-idgen.node_id = 1
-idgen.database = 'postgres'
+my $node = idgen_node('segment_databases', conf => qq{
 idgen.segment_max_step = 10
 idgen.segment_wait_timeout = '60s'
 max_connections = 40
@@ -42,20 +36,12 @@ for my $db (@dbs)
 }
 
 # 3 databases x 3 clients x 300 transactions x 20 IDs, all at once
-my $script = $PostgreSQL::Test::Utils::tmp_check . '/segment_databases.sql';
-open my $fh, '>', $script or die "could not write $script: $!";
-print $fh q{INSERT INTO drawn (client, id) SELECT :client_id, idgen.segment_nextval('order') FROM generate_series(1, 20);}
-  . "\n";
-close $fh;
 my %bench;
 for my $db (@dbs)
 {
-	my ($out, $err) = ('', '');
-	my $h = IPC::Run::start(
-		[ 'pgbench', '-n', '-c', 3, '-j', 1, '-t', 300, '-f', $script,
-			$node->connstr($db) ],
-		'<', \undef, '>', \$out, '2>', \$err);
-	$bench{$db} = { h => $h, out => \$out, err => \$err };
+	$bench{$db} = start_pgbench($node,
+		q{INSERT INTO drawn (client, id) SELECT :client_id, idgen.segment_nextval('order') FROM generate_series(1, 20);},
+		clients => 3, jobs => 1, transactions => 300, db => $db);
 }
 for my $db (@dbs)
 {
@@ -154,12 +140,7 @@ $node->stop;
 
 # No background worker slot left for a segment worker: the idgen worker
 # takes the only one (and no logical replication launcher runs)
-my $full = PostgreSQL::Test::Cluster->new('segment_databases_full');
-$full->init;
-$full->append_conf('postgresql.conf', qq{
-shared_preload_libraries = 'idgen'
-idgen.node_id = 1
-idgen.database = 'postgres'
+my $full = idgen_node('segment_databases_full', conf => qq{
 max_worker_processes = 1
 max_logical_replication_workers = 0
 });
@@ -172,9 +153,9 @@ for my $db ('postgres', 'db_full')
 		SELECT idgen.segment_create('t');
 	});
 }
-my ($ret, $out, $err) = $full->psql('db_full',
-	q{SELECT idgen.segment_nextval('t')},
-	extra_params => [ '-v', 'VERBOSITY=verbose' ]);
+my $ret;
+($ret, $out, $err) = try_sql($full, q{SELECT idgen.segment_nextval('t')},
+	db => 'db_full');
 isnt($ret, 0, 'no free worker slot: a draw in another database fails');
 like($err,
 	qr/ERROR:  53400: could not start the idgen segment worker of database "db_full"/,

@@ -31,6 +31,7 @@ use IPC::Run;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
+use IdgenTest;
 
 my ($javac, $java);
 for my $dir (split /:/, $ENV{PATH} // '')
@@ -166,8 +167,7 @@ is(scalar(@generated), 9, 'CosId generated 3 IDs of each of 3 layouts');
 # Sanity: the value the issue quotes
 ok((grep { $_->[0] eq '0' && $_->[1] eq '0' } @b62), 'CosId writes 0 as "0"');
 
-my $node = PostgreSQL::Test::Cluster->new('cosid');
-$node->init;
+my $node = idgen_node('cosid', preload => 0);
 $node->start;
 $node->safe_psql('postgres', 'CREATE EXTENSION idgen');
 

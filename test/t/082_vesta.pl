@@ -142,8 +142,7 @@ for my $m (0 .. 2)
 		"enough version-0 tuples of method $m");
 }
 
-my $node = PostgreSQL::Test::Cluster->new('vesta');
-$node->init;
+my $node = idgen_node('vesta', preload => 0);
 $node->start;
 $node->safe_psql('postgres', q{
 CREATE EXTENSION idgen;

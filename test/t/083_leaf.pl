@@ -17,13 +17,9 @@ use warnings;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
+use IdgenTest;
 
-my $node = PostgreSQL::Test::Cluster->new('leaf');
-$node->init;
-$node->append_conf('postgresql.conf', qq{
-shared_preload_libraries = 'idgen'
-idgen.node_id = 1
-idgen.database = 'postgres'
+my $node = idgen_node('leaf', conf => qq{
 idgen.segment_wait_timeout = '60s'
 });
 $node->start;
@@ -55,7 +51,7 @@ sub record_ids
 {
 	my ($side, @ids) = @_;
 	return unless @ids;
-	my ($ret, $out, $err) = $node->psql('postgres',
+	my ($ret, $out, $err) = try_sql($node,
 		"INSERT INTO drawn (id, side) SELECT unnest('{" . join(',', @ids)
 		  . "}'::bigint[]), '$side'");
 	is($ret, 0, "$side: " . scalar(@ids) . ' IDs recorded, none seen before')
@@ -129,7 +125,7 @@ idgen_draws(700, 'after restart');
 
 # Back to Leaf
 my $idgen_next = idgen_to_leaf();
-my ($ret) = $node->psql('postgres', "SELECT idgen.segment_nextval('order')");
+my ($ret) = try_sql($node, "SELECT idgen.segment_nextval('order')");
 isnt($ret, 0, 'idgen hands out no more IDs of the exported tag');
 my ($first) = leaf_segment();
 is($first, $idgen_next, "Leaf's first ID after the move is the exported max_id ($idgen_next)");
@@ -146,7 +142,7 @@ is($ids[0], $leaf_next, "idgen's first ID in round 2 is Leaf's next unused ID ($
 record_ids('Leaf buffer after the second move', @buffered);
 
 # A stale Leaf row (an old max_id) is refused, not re-issued
-my ($r, $out, $err) = $node->psql('postgres',
+my ($r, $out, $err) = try_sql($node,
 	"SELECT idgen.segment_import_leaf('order', $idgen_next, 100)");
 like($err, qr/cannot import Leaf max_id $idgen_next of segment tag "order"/,
 	'importing a stale row over the tag is refused');

@@ -29,7 +29,7 @@ use warnings;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
-use IPC::Run;
+use IdgenTest;
 use Time::HiRes qw(sleep);
 
 # Is Citus installed in this PostgreSQL?
@@ -42,13 +42,9 @@ plan skip_all => "Citus is not installed in this PostgreSQL ($sharedir/extension
 my @nodes;
 for my $name (qw(coord w1 w2))
 {
-	my $n = PostgreSQL::Test::Cluster->new($name);
 	# w1 gets a standby at the end
-	$n->init(allows_streaming => $name eq 'w1' ? 1 : 0);
-	$n->append_conf('postgresql.conf', q{
-shared_preload_libraries = 'citus,idgen'
-idgen.node_id = 'citus'
-idgen.database = 'postgres'
+	my $n = idgen_node($name, libraries => ['citus'], node_id => 'citus',
+		allows_streaming => $name eq 'w1' ? 1 : 0, conf => q{
 listen_addresses = '127.0.0.1'
 shared_buffers = 32MB
 max_connections = 60
@@ -66,9 +62,8 @@ my ($rc, $out, $errout);
 sub node_of_new_id
 {
 	my ($n) = @_;
-	my ($rc, $out, $err) = $n->psql('postgres',
-		'SELECT (idgen.id_decode(idgen.snowflake_nextval())).node_id',
-		extra_params => [ '-v', 'VERBOSITY=verbose' ]);
+	my ($rc, $out, $err) = try_sql($n,
+		'SELECT (idgen.id_decode(idgen.snowflake_nextval())).node_id');
 	return $rc == 0 ? $out : $err;
 }
 
@@ -160,22 +155,15 @@ $coord->safe_psql('postgres',
 	"COPY events (src) FROM STDIN;\n" . ("copy\n" x 300) . "\\.\n");
 
 # pgbench on the three nodes at once
-my $script = $PostgreSQL::Test::Utils::tmp_check . '/citus_insert.sql';
-open my $fh, '>', $script or die $!;
-print $fh "INSERT INTO events (src) VALUES ('pgbench');\n";
-close $fh;
-my @runs;
-for my $n (@nodes)
-{
-	push @runs, IPC::Run::start(
-		[ 'pgbench', '-n', '-c', '2', '-t', '250', '-f', $script,
-			$n->connstr('postgres') ],
-		'<', \undef, '>', \my $out, '2>', \my $errout);
-}
+my @runs = map {
+	start_pgbench($_, "INSERT INTO events (src) VALUES ('pgbench');",
+		clients => 2, transactions => 250)
+} @nodes;
 for my $r (@runs)
 {
-	$r->finish;
-	is($r->result(0), 0, 'pgbench run on one node ended without error');
+	my ($pb_out, $pb_err, $pb_rc) = finish_pgbench($r);
+	is($pb_rc, 0, 'pgbench run on one node ended without error')
+	  or diag($pb_err);
 }
 
 # INSERT ... SELECT from a distributed table, distributed by the generated ID
@@ -257,7 +245,7 @@ is($coord->safe_psql('postgres', q{
 	0, 'ADD COLUMN ... DEFAULT snowflake_nextval(): filled on the workers, no duplicate');
 
 # A volatile UPDATE of a distributed table is Citus's to refuse
-($rc, $out, $errout) = $coord->psql('postgres',
+($rc, $out, $errout) = try_sql($coord,
 	'UPDATE copies SET id = idgen.snowflake_nextval()');
 like($errout, qr/VOLATILE/i, 'UPDATE ... SET id = snowflake_nextval() is rejected by Citus');
 
@@ -274,14 +262,11 @@ $coord->safe_psql('postgres', q{
 		gen_node int DEFAULT gen_group(), note text);
 	SELECT create_reference_table('order_notes');
 });
-($rc, $out, $errout) = $w1->psql('postgres',
-	"SELECT idgen.segment_create('w1tag', 1, 100)",
-	extra_params => [ '-v', 'VERBOSITY=verbose' ]);
+($rc, $out, $errout) = try_sql($w1,
+	"SELECT idgen.segment_create('w1tag', 1, 100)");
 like($errout, qr/0A000.*cannot create a segment tag on a Citus worker/,
 	'creating a tag on a worker is refused with 0A000');
-($rc, $out, $errout) = $w2->psql('postgres',
-	"SELECT idgen.segment_drop('order')",
-	extra_params => [ '-v', 'VERBOSITY=verbose' ]);
+($rc, $out, $errout) = try_sql($w2, "SELECT idgen.segment_drop('order')");
 like($errout, qr/0A000.*cannot drop a segment tag on a Citus worker/,
 	'dropping the tag on a worker is refused with 0A000');
 
@@ -290,7 +275,7 @@ for my $n (@nodes)
 	my $ok = 0;
 	for (1 .. 100)
 	{
-		my ($r) = $n->psql('postgres', "SELECT idgen.segment_nextval('order')");
+		my ($r) = try_sql($n, "SELECT idgen.segment_nextval('order')");
 		if ($r == 0) { $ok = 1; last; }
 		sleep 0.1;
 	}
@@ -328,15 +313,12 @@ is($_->safe_psql('postgres', 'SELECT count(*) FROM idgen.segment_alloc'), 0,
 
 # A standby of w1 refuses IDs; promoted in place of w1, it keeps group 1's
 # node id and issues IDs above every ID w1 issued
-$w1->backup('w1_backup');
-my $standby = PostgreSQL::Test::Cluster->new('w1_standby');
-$standby->init_from_backup($w1, 'w1_backup', has_streaming => 1);
+my $standby = idgen_standby($w1, 'w1_standby');
 # Citus made a self-signed certificate; the backup's copy of its key is
 # group-readable, which the server refuses
 chmod 0600, $standby->data_dir . '/server.key' if -e $standby->data_dir . '/server.key';
 $standby->start;
-($rc, $out, $errout) = $standby->psql('postgres', 'SELECT idgen.snowflake_nextval()',
-	extra_params => [ '-v', 'VERBOSITY=verbose' ]);
+($rc, $out, $errout) = try_sql($standby, 'SELECT idgen.snowflake_nextval()');
 like($errout, qr/25006.*during recovery/, 'the standby of w1 refuses snowflake IDs');
 my $last_w1 = $w1->safe_psql('postgres', 'SELECT max(idgen.snowflake_nextval()) FROM generate_series(1, 1000)');
 $w1->wait_for_catchup($standby);
