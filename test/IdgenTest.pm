@@ -19,6 +19,7 @@ use warnings;
 
 use Exporter 'import';
 use File::Basename qw(dirname);
+use File::Path ();
 use File::Spec;
 use IPC::Run;
 use Time::HiRes qw(usleep time);
@@ -30,7 +31,7 @@ our @EXPORT = qw(idgen_node idgen_conf idgen_standby start_node set_clock crash_
   wait_ready start_drawer stop_drawers finish_drawer start_pgbench
   finish_pgbench draw_ids try_sql first_disorder duplicates max_of min_of
   clock_error_re no_unexpected_errors start_load wait_for_clock drawn_count
-  wait_drawn repo_file);
+  wait_drawn repo_file require_jdk write_files);
 
 our $faketime_lib = '/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1';
 
@@ -49,6 +50,36 @@ sub clock_error_re
 {
 	return
 	  qr/ERROR:  58000: could not generate a snowflake ID: the system clock is \d+ ms behind the generator/;
+}
+
+# javac and java from PATH; skips the whole test (plan skip_all) without them
+sub require_jdk
+{
+	my ($javac, $java);
+	for my $dir (split /:/, $ENV{PATH} // '')
+	{
+		$javac //= "$dir/javac" if -x "$dir/javac";
+		$java //= "$dir/java" if -x "$dir/java";
+	}
+	plan skip_all =>
+	  'javac not found: install Debian\'s default-jdk-headless (test/setup.sh does)'
+	  unless $javac && $java;
+	return ($javac, $java);
+}
+
+# Write files under $dir: a hash of relative path => text (directories made)
+sub write_files
+{
+	my ($dir, %files) = @_;
+
+	while (my ($path, $text) = each %files)
+	{
+		my $file = "$dir/$path";
+		File::Path::make_path(dirname($file));
+		open(my $f, '>', $file) or die "$file: $!";
+		print $f $text;
+		close($f);
+	}
 }
 
 # Settings every test node gets (shared_preload_libraries is added by

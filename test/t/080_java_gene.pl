@@ -20,15 +20,7 @@ use PostgreSQL::Test::Utils;
 use Test::More;
 use IdgenTest;
 
-my ($javac, $java);
-for my $dir (split /:/, $ENV{PATH} // '')
-{
-	$javac //= "$dir/javac" if -x "$dir/javac";
-	$java //= "$dir/java" if -x "$dir/java";
-}
-plan skip_all =>
-  'javac not found: install Debian\'s default-jdk-headless (test/setup.sh does)'
-  unless $javac && $java;
+my ($javac, $java) = require_jdk();
 
 my @bits = (1, 3, 8, 16, 31);
 

@@ -33,15 +33,7 @@ use PostgreSQL::Test::Utils;
 use Test::More;
 use IdgenTest;
 
-my ($javac, $java);
-for my $dir (split /:/, $ENV{PATH} // '')
-{
-	$javac //= "$dir/javac" if -x "$dir/javac";
-	$java //= "$dir/java" if -x "$dir/java";
-}
-plan skip_all =>
-  'javac not found: install Debian\'s default-jdk-headless (test/setup.sh does)'
-  unless $javac && $java;
+my ($javac, $java) = require_jdk();
 
 my $cosid = $ENV{COSID_SRC} // '';
 $cosid = "$cosid/cosid-core/src/main/java"
@@ -128,13 +120,7 @@ public final class SnowflakeIdStat implements IdGeneratorStat {
 }
 EOJ
 );
-while (my ($path, $text) = each %stubs)
-{
-	make_path(dirname("$dir/stub/$path"));
-	open(my $f, '>', "$dir/stub/$path") or die "$dir/stub/$path: $!";
-	print $f $text;
-	close($f);
-}
+write_files("$dir/stub", %stubs);
 make_path("$dir/classes");
 my $program = dirname(__FILE__) . '/java/CosIdVectors.java';
 command_ok(
