@@ -15,18 +15,24 @@
  * The chain (CosId's SegmentChainId): a tag keeps chain_len segments ready
  * ahead of the current one, 1 being Leaf's double buffer.  It is refilled
  * when at most half of them are left and the current segment is past its
- * prefetch point (or used up).  A tag is hungry when its segments since the
- * last allocation lasted less than CHAIN_HUNGRY_MS each;
- * a hungry tag whose step cannot grow (idgen.segment_step_grow_after = 0, or
- * the step is at idgen.segment_max_step) doubles its chain, up to
- * idgen.segment_chain_max, from the next refill on, so that Leaf's dynamic
- * step stays the first answer to hunger and each of its allocations stays
- * one segment while the step can still grow.  A refill that finds the tag
- * not hungry halves the chain; so does every CHAIN_SHRINK_MS without an
- * allocation.  The worker forces
- * synchronous_commit on, so the allocation is durable (and replicated to
- * synchronous standbys) before the segment is published to the slot; a crash
- * can only leave unused IDs behind, never hand one out twice.
+ * prefetch point (or used up), at most once per segment; only the segment
+ * where that happens and the last one ready wake the allocator.  A tag is
+ * hungry when its segments since the last allocation lasted less than
+ * CHAIN_HUNGRY_MS each.  A hungry tag whose step cannot grow
+ * (idgen.segment_step_grow_after = 0, or the step is at
+ * idgen.segment_max_step) doubles its chain, up to idgen.segment_chain_max,
+ * from the next refill on, so that Leaf's dynamic step stays the first
+ * answer to hunger and each allocation stays one segment while the step
+ * can still grow.  A refill that finds the tag not hungry halves the chain;
+ * so does every CHAIN_SHRINK_MS without an allocation.
+ *
+ * The remote worker (a central segment server) keeps the double buffer: its
+ * tags' chains stay at 1.
+ *
+ * The worker forces synchronous_commit on, so the allocation is durable (and
+ * replicated to synchronous standbys) before its segments are published to
+ * the slot; a crash can only leave unused IDs behind, never hand one out
+ * twice.
  *
  * Publishing re-finds the slot by tag under the LWLock (shared) and checks
  * its generation, so a tag dropped or altered meanwhile is not refilled with
@@ -311,11 +317,15 @@ publish(const SegmentNeed *need, AllocResult result, int64 first, int64 len,
 		else if (result == ALLOC_OK)
 		{
 			uint64		e = pg_atomic_read_u64(&slot->pos) >> IDGEN_SEG_OFF_BITS;
-			uint64		x = (e + idgen_segment_ready(slot, e) + 1) &
-				IDGEN_SEG_EPOCH_MASK;
+			int			r = idgen_segment_ready(slot, e);
+			uint64		x = (e + r + 1) & IDGEN_SEG_EPOCH_MASK;
 			TimestampTz now = GetCurrentTimestamp();
 			int64		done = 0;
 			uint64		n = 0;
+			int			last = r + (int) Min((len + seg_len - 1) / seg_len,
+											 (int64) IDGEN_SEG_RING);
+			int			k = (int) pg_atomic_read_u32(&slot->chain_len);
+			int			wake_at = Max(last - k / 2, 1);
 
 			/*
 			 * Callers may move the current epoch on meanwhile, but never
@@ -331,12 +341,21 @@ publish(const SegmentNeed *need, AllocResult result, int64 first, int64 len,
 				IdgenSegmentDesc *d = &slot->ring[x % IDGEN_SEG_RING];
 				int64		l = Min(seg_len, len - done);
 				double		at = (double) l * idgen_segment_prefetch;
+				int			j = r + (int) n + 1;	/* position ahead of e */
 
 				pg_atomic_write_u32(&d->epoch, IDGEN_SEG_EPOCH_INVALID);
 				pg_write_barrier();
 				d->start = first + done;
 				d->len = l;
-				d->prefetch_at = (int64) Min(at, (double) l);
+
+				/*
+				 * Only the segment where the chain is due for a refill (at
+				 * most half of it left) and the last one wake the allocator:
+				 * one wake-up per refill, not one per segment.  A segment
+				 * published before keeps its own: the previous last one.
+				 */
+				d->prefetch_at = (j == wake_at || j >= last) ?
+					(int64) Min(at, (double) l) : -1;
 				pg_write_barrier();
 				pg_atomic_write_u32(&d->epoch, (uint32) x);
 				done += l;
@@ -385,7 +404,14 @@ slot_needs(IdgenSegmentSlot *slot, TimestampTz now, SegmentNeed *need,
 		return 0;
 	r = idgen_segment_ready(slot, e);
 	urgent = (state == IDGEN_SEG_LOADING || (r == 0 && off >= (uint64) d->len));
-	if (!urgent && !(r < k && r <= k / 2 && off >= (uint64) d->prefetch_at))
+	/*
+	 * Due: at most half the chain left, the current segment past its wake
+	 * point, and at most one refill per segment (the current one is not the
+	 * one of the last allocation); or callers wait.
+	 */
+	if (!urgent && !(r < k && r <= k / 2 && d->prefetch_at >= 0 &&
+					 off >= (uint64) d->prefetch_at &&
+					 (uint32) e != pg_atomic_read_u32(&slot->alloc_epoch)))
 	{
 		/* Not due: a chain without allocations for a while shrinks */
 		if (k > 1 &&
