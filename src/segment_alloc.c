@@ -21,9 +21,9 @@
  * CHAIN_HUNGRY_MS each.  A hungry tag whose step cannot grow
  * (idgen.segment_step_grow_after = 0, or the step is at
  * idgen.segment_max_step) doubles its chain, up to idgen.segment_chain_max,
- * from the next refill on, so that Leaf's dynamic step stays the first
- * answer to hunger and each allocation stays one segment while the step
- * can still grow.  A refill that finds the tag not hungry halves the chain;
+ * so that Leaf's dynamic step stays the first answer to hunger and each
+ * allocation stays one segment while the step can still grow (once the step
+ * reached its maximum, from the next refill on).  A refill that finds the tag not hungry halves the chain;
  * so does every CHAIN_SHRINK_MS without an allocation.
  *
  * The remote worker (a central segment server) keeps the double buffer: its
@@ -461,8 +461,13 @@ slot_needs(IdgenSegmentSlot *slot, TimestampTz now, SegmentNeed *need,
 		*changed = true;
 	}
 
-	/* A longer chain takes effect at the next refill */
-	need->count = Min(k, knew) - r;
+	/*
+	 * A step held fixed (idgen.segment_step_grow_after = 0) gets the longer
+	 * chain at once; after the dynamic step reached its maximum it takes
+	 * effect at the next refill, so that each allocation of Leaf's rule is
+	 * one segment.
+	 */
+	need->count = (idgen_segment_grow_after_ms == 0 ? knew : Min(k, knew)) - r;
 	if (urgent)
 		need->count = Max(need->count, 1);
 	return Max(need->count, 0);
