@@ -52,8 +52,8 @@ typedef struct IdgenSegmentDesc
 								 * written; allocator (seqlock) */
 	int64		start;			/* first ID; allocator */
 	int64		len;			/* number of IDs (the step used); allocator */
-	int64		prefetch_at;	/* offset whose taker wakes the worker, -1
-								 * for none; allocator */
+	int64		prefetch_at;	/* offset whose taker wakes the worker;
+								 * allocator */
 } IdgenSegmentDesc;
 
 /* Key of a tag in shared memory: each database has tags of its own */

@@ -15,8 +15,7 @@
  * The chain (CosId's SegmentChainId): a tag keeps chain_len segments ready
  * ahead of the current one, 1 being Leaf's double buffer.  It is refilled
  * when at most half of them are left and the current segment is past its
- * prefetch point (or used up), at most once per segment; only the segment
- * where that happens and the last one ready wake the allocator.  A tag is
+ * prefetch point (or used up), at most once per segment.  A tag is
  * hungry when its segments since the last allocation lasted less than
  * CHAIN_HUNGRY_MS each.  A hungry tag whose step cannot grow
  * (idgen.segment_step_grow_after = 0, or the step is at
@@ -322,10 +321,6 @@ publish(const SegmentNeed *need, AllocResult result, int64 first, int64 len,
 			TimestampTz now = GetCurrentTimestamp();
 			int64		done = 0;
 			uint64		n = 0;
-			int			last = r + (int) Min((len + seg_len - 1) / seg_len,
-											 (int64) IDGEN_SEG_RING);
-			int			k = (int) pg_atomic_read_u32(&slot->chain_len);
-			int			wake_at = Max(last - k / 2, 1);
 
 			/*
 			 * Callers may move the current epoch on meanwhile, but never
@@ -341,21 +336,12 @@ publish(const SegmentNeed *need, AllocResult result, int64 first, int64 len,
 				IdgenSegmentDesc *d = &slot->ring[x % IDGEN_SEG_RING];
 				int64		l = Min(seg_len, len - done);
 				double		at = (double) l * idgen_segment_prefetch;
-				int			j = r + (int) n + 1;	/* position ahead of e */
 
 				pg_atomic_write_u32(&d->epoch, IDGEN_SEG_EPOCH_INVALID);
 				pg_write_barrier();
 				d->start = first + done;
 				d->len = l;
-
-				/*
-				 * Only the segment where the chain is due for a refill (at
-				 * most half of it left) and the last one wake the allocator:
-				 * one wake-up per refill, not one per segment.  A segment
-				 * published before keeps its own: the previous last one.
-				 */
-				d->prefetch_at = (j == wake_at || j >= last) ?
-					(int64) Min(at, (double) l) : -1;
+				d->prefetch_at = (int64) Min(at, (double) l);
 				pg_write_barrier();
 				pg_atomic_write_u32(&d->epoch, (uint32) x);
 				done += l;
@@ -409,8 +395,7 @@ slot_needs(IdgenSegmentSlot *slot, TimestampTz now, SegmentNeed *need,
 	 * point, and at most one refill per segment (the current one is not the
 	 * one of the last allocation); or callers wait.
 	 */
-	if (!urgent && !(r < k && r <= k / 2 && d->prefetch_at >= 0 &&
-					 off >= (uint64) d->prefetch_at &&
+	if (!urgent && !(r < k && r <= k / 2 && off >= (uint64) d->prefetch_at &&
 					 (uint32) e != pg_atomic_read_u32(&slot->alloc_epoch)))
 	{
 		/* Not due: a chain without allocations for a while shrinks */
