@@ -156,3 +156,40 @@ LANGUAGE C VOLATILE STRICT PARALLEL RESTRICTED;
 COMMENT ON FUNCTION idgen.segment_currval(text) IS
     'The last ID this session drew from the tag with segment_nextval(tag); error 55000 before the first, as a sequence''s currval';
 -- END currval
+
+-- BEGIN chain
+-- A chain of segments ready ahead per tag (issue 13, point 3): the status
+-- shows its length and how many segments are ready.  The view is created
+-- again over the function, with pg_monitor's grants as before.
+DROP VIEW idgen.segment_status;
+DROP FUNCTION idgen.segment_status_fn();
+CREATE FUNCTION idgen.segment_status_fn(
+    OUT biz_tag text,
+    OUT state text,
+    OUT cur_value bigint,
+    OUT cur_max bigint,
+    OUT cur_step bigint,
+    OUT next_ready boolean,
+    OUT next_value bigint,
+    OUT next_max bigint,
+    OUT next_step bigint,
+    OUT step bigint,
+    OUT fetches bigint,
+    OUT waits bigint,
+    OUT last_fetch timestamptz,
+    OUT epoch bigint,
+    OUT chain_length int,
+    OUT segments_ready int)
+    RETURNS SETOF record
+    AS 'MODULE_PATHNAME', 'segment_status_fn'
+    LANGUAGE C VOLATILE PARALLEL SAFE;
+COMMENT ON FUNCTION idgen.segment_status_fn() IS
+    'Rows of the idgen.segment_status view: segment tags in shared memory';
+CREATE VIEW idgen.segment_status AS
+    SELECT * FROM idgen.segment_status_fn();
+COMMENT ON VIEW idgen.segment_status IS
+    'Segment tags in shared memory: current and next segment, dynamic step, chain of segments ready ahead, allocations and waits';
+REVOKE ALL ON FUNCTION idgen.segment_status_fn() FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION idgen.segment_status_fn() TO pg_monitor;
+GRANT SELECT ON idgen.segment_status TO pg_monitor;
+-- END chain

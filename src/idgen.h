@@ -95,12 +95,16 @@
  *					used-up segment is thrown away, never returned.
  *	slot.ring[e % IDGEN_SEG_RING]
  *					the descriptor of epoch e: the allocator alone writes
- *					it, only that of epoch current + 1, as a seqlock (epoch
- *					INVALID, barrier, fields, barrier, epoch); readers check
- *					the epoch before and after.  Epoch e + 1 becomes current
- *					only once its descriptor is complete, so the current
- *					descriptor never changes while it is current.
- *	slot.state, dyn_step, last_alloc, fetches, last_fetch
+ *					it, only those after the last ready epoch (the chain,
+ *					current + 1 .. current + chain_len, at most
+ *					IDGEN_SEG_RING / 2 ahead), in order, each as a seqlock
+ *					(epoch INVALID, barrier, fields, barrier, epoch); readers
+ *					check the epoch before and after.  Epoch e + 1 becomes
+ *					current only once its descriptor is complete, so the
+ *					current descriptor never changes while it is current, and
+ *					callers never get ahead of the descriptor being written.
+ *	slot.state, dyn_step, last_alloc, fetches, last_fetch, chain_len,
+ *	alloc_epoch, chain_at
  *					pg_atomic; the allocator, under LW_SHARED; read by the
  *					allocator and segment_status.  dyn_step and last_alloc
  *					are atomics so that segment_status, which reads them

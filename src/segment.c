@@ -7,8 +7,9 @@
  * database and tag: every database where the extension is created has tags
  * of its own, allocated from its own idgen.segment_alloc by a worker
  * connected to it (worker.c).  A slot holds
- * the current segment and the next one (loaded ahead by the worker, see
- * segment_alloc.c).  Drawing an ID is one atomic fetch-add on the slot's
+ * the current segment and a chain of the next ones (loaded ahead by the
+ * worker, see segment_alloc.c): one, Leaf's double buffer, unless the tag is
+ * hungry, when the chain grows (CosId's SegmentChainId).  Drawing an ID is one atomic fetch-add on the slot's
  * pos word, whose high bits name the segment (epoch) the offset belongs to,
  * so an offset is always checked against the segment it was taken from: an
  * add that overshoots a used-up segment is thrown away, never returned, and
@@ -58,6 +59,7 @@ int			idgen_segment_max_step = 1000000;
 int			idgen_segment_wait_timeout_ms = 5000;
 int			idgen_segment_grow_after_ms = 15 * 60 * 1000;
 int			idgen_segment_shrink_after_ms = 30 * 60 * 1000;
+int			idgen_segment_chain_max = IDGEN_SEG_CHAIN_MAX;
 
 /* Shared state */
 IdgenSegmentShared *idgen_segment = NULL;
@@ -138,6 +140,11 @@ idgen_segment_define_gucs(void)
 							NULL, &idgen_segment_shrink_after_ms, 30 * 60 * 1000,
 							0, INT_MAX,
 							PGC_SIGHUP, GUC_UNIT_MS, NULL, NULL, NULL);
+	DefineCustomIntVariable("idgen.segment_chain_max",
+							"Most segments a hungry tag keeps ready ahead; 1 keeps Leaf's double buffer.",
+							NULL, &idgen_segment_chain_max, IDGEN_SEG_CHAIN_MAX,
+							1, IDGEN_SEG_CHAIN_MAX,
+							PGC_SIGHUP, 0, NULL, NULL, NULL);
 }
 
 /* Is this backend in idgen.database?  -1 until known */
@@ -344,6 +351,9 @@ init_slot(IdgenSegmentSlot *slot)
 	pg_atomic_init_u64(&slot->fetches, 0);
 	pg_atomic_init_u64(&slot->waits, 0);
 	pg_atomic_init_u64(&slot->last_fetch, 0);
+	pg_atomic_init_u32(&slot->chain_len, 1);
+	pg_atomic_init_u32(&slot->alloc_epoch, 0);
+	pg_atomic_init_u64(&slot->chain_at, 0);
 	/* Epoch 0 is an empty segment: the first call finds it used up */
 	for (int i = 0; i < IDGEN_SEG_RING; i++)
 	{
@@ -638,6 +648,23 @@ idgen_segment_next(const char *p, int len)
 	if (lt == NULL || lt->len != len || memcmp(lt->tag, p, len) != 0)
 		lt = local_lookup(p, len);
 	return draw(lt);
+}
+
+/* Segments ready ahead of epoch e; see segment.h */
+int
+idgen_segment_ready(IdgenSegmentSlot *slot, uint64 e)
+{
+	int			r = 0;
+
+	while (r < IDGEN_SEG_RING - 1)
+	{
+		uint64		x = (e + r + 1) & IDGEN_SEG_EPOCH_MASK;
+
+		if (pg_atomic_read_u32(&slot->ring[x % IDGEN_SEG_RING].epoch) != x)
+			break;
+		r++;
+	}
+	return r;
 }
 
 /* Name of a slot state */

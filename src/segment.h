@@ -23,7 +23,14 @@
 #define IDGEN_SEGMENT_TAG_MAX 128
 
 /* Segment descriptors kept per tag; a power of two dividing 2^24 */
-#define IDGEN_SEG_RING 4
+#define IDGEN_SEG_RING 32
+
+/*
+ * Longest chain of segments ready ahead of the current one (CosId's
+ * SegmentChainId); at most half the ring, so the allocator never writes the
+ * descriptor of the current epoch.  1 is Leaf's double buffer.
+ */
+#define IDGEN_SEG_CHAIN_MAX (IDGEN_SEG_RING / 2)
 
 /* pos: 24 bits of epoch above 40 bits of offset */
 #define IDGEN_SEG_OFF_BITS 40
@@ -71,6 +78,12 @@ typedef struct IdgenSegmentSlot
 	pg_atomic_uint64 waits;		/* calls that waited for the worker; any */
 	pg_atomic_uint64 last_fetch;	/* TimestampTz of the last allocation;
 									 * allocator */
+	pg_atomic_uint32 chain_len;	/* segments to keep ready ahead, 1 to
+								 * IDGEN_SEG_CHAIN_MAX; allocator */
+	pg_atomic_uint32 alloc_epoch;	/* current epoch at the last allocation;
+									 * allocator */
+	pg_atomic_uint64 chain_at;	/* TimestampTz chain_len last changed;
+								 * allocator */
 	IdgenSegmentDesc ring[IDGEN_SEG_RING];	/* by epoch, seqlock */
 	char		pad1[PG_CACHE_LINE_SIZE];	/* keeps pos off the lines above */
 	pg_atomic_uint64 pos;		/* (epoch << 40) | offset; fetch-add, CAS */
@@ -103,6 +116,7 @@ extern int	idgen_segment_max_step;
 extern int	idgen_segment_wait_timeout_ms;
 extern int	idgen_segment_grow_after_ms;
 extern int	idgen_segment_shrink_after_ms;
+extern int	idgen_segment_chain_max;
 
 /* Checks before using segments in this backend (segment.c) */
 extern void idgen_segment_check_usable(void);
@@ -127,6 +141,12 @@ pg_noreturn extern void idgen_segment_unknown_tag_error(const char *tag);
 
 /* Next ID of the tag of len bytes at p: idgen.segment_nextval (segment.c) */
 extern int64 idgen_segment_next(const char *p, int len);
+
+/*
+ * Segments ready ahead of the current epoch e of slot (segment.c); exact
+ * for the allocator, a snapshot for anyone else.
+ */
+extern int	idgen_segment_ready(IdgenSegmentSlot *slot, uint64 e);
 
 /* Name of an IdgenSegmentState, as segment_status shows it (segment.c) */
 extern const char *idgen_segment_state_name(uint32 state);

@@ -4,14 +4,34 @@
  *		idgen.segment_alloc and fills the next segment of each tag.
  *
  * Each round, idgen_segment_alloc_step looks (under the LWLock, shared) for
- * slots whose next segment is missing and whose current one is used past
- * idgen.segment_prefetch, or used up, or not loaded yet; callers that are
- * waiting come first.  For each it runs one transaction that locks the tag's
- * row (SKIP LOCKED, so an administrator's open transaction delays only that
- * tag), advances max_id by the dynamic step and commits.  The worker forces
- * synchronous_commit on, so the allocation is durable (and replicated to
- * synchronous standbys) before the segment is published to the slot; a crash
- * can only leave unused IDs behind, never hand one out twice.
+ * slots whose chain of ready segments is short and whose current one is
+ * used past idgen.segment_prefetch, or used up, or not loaded yet; callers
+ * that are waiting come first.  For each it runs one transaction that locks
+ * the tag's row (SKIP LOCKED, so an administrator's open transaction delays
+ * only that tag), advances max_id by the dynamic step times the number of
+ * segments missing, and commits; the range is then split into segments of
+ * the step.
+ *
+ * The chain (CosId's SegmentChainId): a tag keeps chain_len segments ready
+ * ahead of the current one, 1 being Leaf's double buffer.  It is refilled
+ * when at most half of them are left and the current segment is past its
+ * prefetch point (or used up), at most once per segment.  A tag is
+ * hungry when its segments since the last allocation lasted less than
+ * CHAIN_HUNGRY_MS each.  A hungry tag whose step cannot grow
+ * (idgen.segment_step_grow_after = 0, or the step is at
+ * idgen.segment_max_step) doubles its chain, up to idgen.segment_chain_max,
+ * so that Leaf's dynamic step stays the first answer to hunger and each
+ * allocation stays one segment while the step can still grow (once the step
+ * reached its maximum, from the next refill on).  A refill that finds the tag not hungry halves the chain;
+ * so does every CHAIN_SHRINK_MS without an allocation.
+ *
+ * The remote worker (a central segment server) keeps the double buffer: its
+ * tags' chains stay at 1.
+ *
+ * The worker forces synchronous_commit on, so the allocation is durable (and
+ * replicated to synchronous standbys) before its segments are published to
+ * the slot; a crash can only leave unused IDs behind, never hand one out
+ * twice.
  *
  * Publishing re-finds the slot by tag under the LWLock (shared) and checks
  * its generation, so a tag dropped or altered meanwhile is not refilled with
@@ -52,6 +72,12 @@
  */
 #define UNKNOWN_KEEP_MS 10000
 
+/* Segments used up faster than this each make a tag hungry */
+#define CHAIN_HUNGRY_MS 1000
+
+/* A tag with no allocation for this long halves its chain, and again after */
+#define CHAIN_SHRINK_MS 5000
+
 /* A slot that needs its next segment */
 typedef struct SegmentNeed
 {
@@ -59,7 +85,9 @@ typedef struct SegmentNeed
 	uint64		gen;			/* slot generation when seen */
 	bool		urgent;			/* used up or never loaded: callers wait */
 	int64		prev_step;		/* slot's dyn_step, 0 if none */
-	TimestampTz prev_alloc;		/* slot's last_alloc, 0 if none */
+	int64		lasted_ms;		/* how long each segment since the last
+								 * allocation lasted, -1 if none */
+	int			count;			/* segments to allocate */
 } SegmentNeed;
 
 /* Result of one allocation */
@@ -97,25 +125,6 @@ need_is_current(const SegmentNeed *need)
 	return current;
 }
 
-/* Does the slot need its next segment?  Caller holds the lock. */
-static bool
-slot_needs_next(IdgenSegmentSlot *slot, bool *urgent)
-{
-	uint32		state = pg_atomic_read_u32(&slot->state);
-	uint64		p = pg_atomic_read_u64(&slot->pos);
-	uint64		e = p >> IDGEN_SEG_OFF_BITS;
-	uint64		off = p & IDGEN_SEG_OFF_MASK;
-	uint64		ne = (e + 1) & IDGEN_SEG_EPOCH_MASK;
-	IdgenSegmentDesc *d = &slot->ring[e % IDGEN_SEG_RING];
-
-	if (state == IDGEN_SEG_UNKNOWN || state == IDGEN_SEG_EXHAUSTED)
-		return false;
-	if (pg_atomic_read_u32(&slot->ring[ne % IDGEN_SEG_RING].epoch) == ne)
-		return false;
-	*urgent = (state == IDGEN_SEG_LOADING || off >= (uint64) d->len);
-	return *urgent || off >= (uint64) d->prefetch_at;
-}
-
 /*
  * The step of the next allocation (Leaf): double it when the previous
  * segment lasted less than idgen.segment_step_grow_after, halve it when it
@@ -123,31 +132,30 @@ slot_needs_next(IdgenSegmentSlot *slot, bool *urgent)
  * configured step and max(that, idgen.segment_max_step).
  */
 static int64
-next_step(const SegmentNeed *need, int64 min_step, TimestampTz now)
+next_step(const SegmentNeed *need, int64 min_step)
 {
 	int64		max_step = Max((int64) idgen_segment_max_step, min_step);
 	int64		step = need->prev_step;
 
-	if (step <= 0)
-		step = min_step;
+	if (step <= 0 || need->lasted_ms < 0)
+		step = Max(step, min_step);
 	else
 	{
-		int64		lasted_ms = (now - need->prev_alloc) / 1000;
-
-		if (lasted_ms < idgen_segment_grow_after_ms)
+		if (need->lasted_ms < idgen_segment_grow_after_ms)
 			step = Min(step * 2, max_step);
-		else if (lasted_ms > idgen_segment_shrink_after_ms)
+		else if (need->lasted_ms > idgen_segment_shrink_after_ms)
 			step = step / 2;
 	}
 	return Min(Max(step, min_step), max_step);
 }
 
 /*
- * Allocate the next segment of a tag in a transaction of its own.  On
- * ALLOC_OK, *first and *len describe it and it is committed.
+ * Allocate the next need->count segments of a tag in a transaction of its
+ * own.  On ALLOC_OK, IDs *first .. *first + *len - 1 are committed, to be
+ * split into segments of *seg_len IDs (the last may be shorter).
  */
 static AllocResult
-allocate(const SegmentNeed *need, int64 *first, int64 *len)
+allocate(const SegmentNeed *need, int64 *first, int64 *len, int64 *seg_len)
 {
 	Oid			relid;
 	Oid			types[2] = {TEXTOID, INT8OID};
@@ -159,10 +167,11 @@ allocate(const SegmentNeed *need, int64 *first, int64 *len)
 	if (alloc_kind == IDGEN_WORKER_REMOTE)
 	{
 		switch (idgen_segment_server_allocate(need->tag,
-											  next_step(need, 1, GetCurrentTimestamp()),
+											  next_step(need, 1),
 											  first, len))
 		{
 			case IDGEN_SEGMENT_SERVER_OK:
+				*seg_len = *len;
 				return ALLOC_OK;
 			case IDGEN_SEGMENT_SERVER_UNKNOWN:
 				return ALLOC_UNKNOWN;
@@ -240,15 +249,24 @@ allocate(const SegmentNeed *need, int64 *first, int64 *len)
 												 SPI_tuptable->tupdesc, 1, &isnull));
 			min_step = DatumGetInt32(SPI_getbinval(SPI_tuptable->vals[0],
 												   SPI_tuptable->tupdesc, 2, &isnull));
-			step = next_step(need, Max(min_step, 1), GetCurrentTimestamp());
+			step = next_step(need, Max(min_step, 1));
 			if (max_id >= PG_INT64_MAX)
 				result = ALLOC_EXHAUSTED;
 			else
 			{
-				/* The last segment may be short */
-				if (max_id > PG_INT64_MAX - step)
-					step = PG_INT64_MAX - max_id;
-				args[1] = Int64GetDatum(max_id + step);
+				int64		total = 0;
+
+				/* count segments of step; the last one may be short */
+				for (int i = 0; i < need->count; i++)
+				{
+					if (max_id + total > PG_INT64_MAX - step)
+					{
+						total = PG_INT64_MAX - max_id;
+						break;
+					}
+					total += step;
+				}
+				args[1] = Int64GetDatum(max_id + total);
 				ret = SPI_execute_with_args("UPDATE idgen.segment_alloc "
 											"SET max_id = $2, update_time = now() "
 											"WHERE biz_tag = $1",
@@ -257,7 +275,8 @@ allocate(const SegmentNeed *need, int64 *first, int64 *len)
 					elog(ERROR, "could not advance max_id of segment tag \"%s\"",
 						 need->tag);
 				*first = max_id + 1;
-				*len = step;
+				*len = total;
+				*seg_len = step;
 			}
 		}
 	}
@@ -269,9 +288,14 @@ allocate(const SegmentNeed *need, int64 *first, int64 *len)
 	return result;
 }
 
-/* Make a committed allocation (or what was found) visible in the slot */
+/*
+ * Make a committed allocation (or what was found) visible in the slot: the
+ * IDs first .. first + len - 1 become the segments (of seg_len IDs) after
+ * the last one ready.
+ */
 static void
-publish(const SegmentNeed *need, AllocResult result, int64 first, int64 len)
+publish(const SegmentNeed *need, AllocResult result, int64 first, int64 len,
+		int64 seg_len)
 {
 	IdgenSegmentSlot *slot;
 	IdgenSegmentKey key;
@@ -292,30 +316,43 @@ publish(const SegmentNeed *need, AllocResult result, int64 first, int64 len)
 		else if (result == ALLOC_OK)
 		{
 			uint64		e = pg_atomic_read_u64(&slot->pos) >> IDGEN_SEG_OFF_BITS;
-			uint64		ne = (e + 1) & IDGEN_SEG_EPOCH_MASK;
-			IdgenSegmentDesc *d = &slot->ring[ne % IDGEN_SEG_RING];
+			int			r = idgen_segment_ready(slot, e);
+			uint64		x = (e + r + 1) & IDGEN_SEG_EPOCH_MASK;
 			TimestampTz now = GetCurrentTimestamp();
-			double		at = (double) len * idgen_segment_prefetch;
+			int64		done = 0;
+			uint64		n = 0;
 
 			/*
-			 * Epoch e cannot move on before ring[ne] is complete, and only
-			 * this worker writes it: a ready next segment means a lost
-			 * allocation, which only leaves a gap.
+			 * Callers may move the current epoch on meanwhile, but never
+			 * past x, whose descriptor is not ready yet; e is at most the
+			 * current epoch, so a descriptor less than IDGEN_SEG_RING epochs
+			 * ahead of e is never the current one.  The chain is at most half
+			 * the ring, so every segment fits; one that did not would only
+			 * leave a gap.
 			 */
-			if (pg_atomic_read_u32(&d->epoch) != ne)
+			while (done < len &&
+				   ((x - e) & IDGEN_SEG_EPOCH_MASK) < IDGEN_SEG_RING)
 			{
+				IdgenSegmentDesc *d = &slot->ring[x % IDGEN_SEG_RING];
+				int64		l = Min(seg_len, len - done);
+				double		at = (double) l * idgen_segment_prefetch;
+
 				pg_atomic_write_u32(&d->epoch, IDGEN_SEG_EPOCH_INVALID);
 				pg_write_barrier();
-				d->start = first;
-				d->len = len;
-				d->prefetch_at = (int64) Min(at, (double) len);
+				d->start = first + done;
+				d->len = l;
+				d->prefetch_at = (int64) Min(at, (double) l);
 				pg_write_barrier();
-				pg_atomic_write_u32(&d->epoch, (uint32) ne);
+				pg_atomic_write_u32(&d->epoch, (uint32) x);
+				done += l;
+				n++;
+				x = (x + 1) & IDGEN_SEG_EPOCH_MASK;
 			}
-			pg_atomic_write_u64(&slot->dyn_step, (uint64) len);
+			pg_atomic_write_u64(&slot->dyn_step, (uint64) seg_len);
 			pg_atomic_write_u64(&slot->last_alloc, (uint64) now);
 			pg_atomic_write_u64(&slot->last_fetch, (uint64) now);
-			pg_atomic_fetch_add_u64(&slot->fetches, 1);
+			pg_atomic_write_u32(&slot->alloc_epoch, (uint32) e);
+			pg_atomic_fetch_add_u64(&slot->fetches, n);
 			pg_atomic_write_u32(&slot->state, IDGEN_SEG_ACTIVE);
 		}
 	}
@@ -324,12 +361,110 @@ publish(const SegmentNeed *need, AllocResult result, int64 first, int64 len)
 }
 
 /*
+ * Does the slot need segments, and how many?  Also grows or shrinks its
+ * chain (see the top of this file).  Returns the number of segments to
+ * allocate, 0 if none; *changed tells whether the chain changed.  Caller
+ * holds the lock.
+ */
+static int
+slot_needs(IdgenSegmentSlot *slot, TimestampTz now, SegmentNeed *need,
+		   bool *changed)
+{
+	uint32		state = pg_atomic_read_u32(&slot->state);
+	uint64		p = pg_atomic_read_u64(&slot->pos);
+	uint64		e = p >> IDGEN_SEG_OFF_BITS;
+	uint64		off = p & IDGEN_SEG_OFF_MASK;
+	IdgenSegmentDesc *d = &slot->ring[e % IDGEN_SEG_RING];
+	int			k = (int) pg_atomic_read_u32(&slot->chain_len);
+	int			kmax = (alloc_kind == IDGEN_WORKER_REMOTE) ? 1 :
+		idgen_segment_chain_max;
+	int			r;
+	int			knew;
+	bool		urgent;
+	TimestampTz prev_alloc = (TimestampTz) pg_atomic_read_u64(&slot->last_alloc);
+	int64		prev_step = (int64) pg_atomic_read_u64(&slot->dyn_step);
+	bool		hungry;
+	bool		step_fixed;
+
+	if (state == IDGEN_SEG_UNKNOWN || state == IDGEN_SEG_EXHAUSTED)
+		return 0;
+	r = idgen_segment_ready(slot, e);
+	urgent = (state == IDGEN_SEG_LOADING || (r == 0 && off >= (uint64) d->len));
+	/*
+	 * Due: at most half the chain left, the current segment past its wake
+	 * point, and at most one refill per segment (the current one is not the
+	 * one of the last allocation); or callers wait.
+	 */
+	if (!urgent && !(r < k && r <= k / 2 && off >= (uint64) d->prefetch_at &&
+					 (uint32) e != pg_atomic_read_u32(&slot->alloc_epoch)))
+	{
+		/* Not due: a chain without allocations for a while shrinks */
+		if (k > 1 &&
+			(k > kmax ||
+			 (TimestampDifferenceExceeds(prev_alloc, now, CHAIN_SHRINK_MS) &&
+			  TimestampDifferenceExceeds((TimestampTz) pg_atomic_read_u64(&slot->chain_at),
+										 now, CHAIN_SHRINK_MS))))
+		{
+			pg_atomic_write_u32(&slot->chain_len, (uint32) Min(k / 2, kmax));
+			pg_atomic_write_u64(&slot->chain_at, (uint64) now);
+			*changed = true;
+		}
+		return 0;
+	}
+
+	need->urgent = urgent;
+	need->prev_step = prev_step;
+	need->lasted_ms = -1;
+	if (prev_alloc != 0 && state == IDGEN_SEG_ACTIVE)
+	{
+		uint64		used = (e - pg_atomic_read_u32(&slot->alloc_epoch)) &
+			IDGEN_SEG_EPOCH_MASK;
+
+		need->lasted_ms = (now - prev_alloc) / 1000 / (int64) Max(used, 1);
+	}
+
+	/*
+	 * Hunger: the segments went fast.  A caller that waited behind a segment
+	 * that lasted long met a slow allocation (a locked row, a busy disk),
+	 * which a longer chain would not have avoided.
+	 */
+	hungry = state == IDGEN_SEG_ACTIVE &&
+		need->lasted_ms >= 0 && need->lasted_ms < CHAIN_HUNGRY_MS;
+	step_fixed = idgen_segment_grow_after_ms == 0 ||
+		prev_step >= (int64) idgen_segment_max_step;
+	if (hungry && step_fixed)
+		knew = Min(k * 2, kmax);
+	else if (hungry)
+		knew = Min(k, kmax);
+	else
+		knew = Max(k / 2, 1);
+	knew = Max(Min(knew, kmax), 1);
+	if (knew != k)
+	{
+		pg_atomic_write_u32(&slot->chain_len, (uint32) knew);
+		pg_atomic_write_u64(&slot->chain_at, (uint64) now);
+		*changed = true;
+	}
+
+	/*
+	 * A step held fixed (idgen.segment_step_grow_after = 0) gets the longer
+	 * chain at once; after the dynamic step reached its maximum it takes
+	 * effect at the next refill, so that each allocation of Leaf's rule is
+	 * one segment.
+	 */
+	need->count = (idgen_segment_grow_after_ms == 0 ? knew : Min(k, knew)) - r;
+	if (urgent)
+		need->count = Max(need->count, 1);
+	return Max(need->count, 0);
+}
+
+/*
  * Collect the slots of this database that need a segment, urgent ones
  * first, and in *unknown the slots left unknown for longer than
  * UNKNOWN_KEEP_MS.
  */
 static List *
-collect_needs(List **unknown)
+collect_needs(List **unknown, bool *changed)
 {
 	HASH_SEQ_STATUS scan;
 	IdgenSegmentSlot *slot;
@@ -341,7 +476,6 @@ collect_needs(List **unknown)
 	hash_seq_init(&scan, idgen_segment_hash);
 	while ((slot = hash_seq_search(&scan)) != NULL)
 	{
-		bool		is_urgent = false;
 		SegmentNeed *need;
 
 		if (slot->key.dbid != MyDatabaseId ||
@@ -357,15 +491,15 @@ collect_needs(List **unknown)
 			*unknown = lappend(*unknown, need);
 			continue;
 		}
-		if (!slot_needs_next(slot, &is_urgent))
+		need = palloc0(sizeof(SegmentNeed));
+		if (slot_needs(slot, now, need, changed) == 0)
+		{
+			pfree(need);
 			continue;
-		need = palloc(sizeof(SegmentNeed));
+		}
 		strlcpy(need->tag, slot->key.tag, sizeof(need->tag));
 		need->gen = pg_atomic_read_u64(&slot->generation);
-		need->urgent = is_urgent;
-		need->prev_step = (int64) pg_atomic_read_u64(&slot->dyn_step);
-		need->prev_alloc = (TimestampTz) pg_atomic_read_u64(&slot->last_alloc);
-		if (is_urgent)
+		if (need->urgent)
 			urgent = lappend(urgent, need);
 		else
 			later = lappend(later, need);
@@ -384,6 +518,7 @@ idgen_segment_alloc_step(long *sleep_ms, IdgenWorkerKind kind)
 	List	   *unknown = NIL;
 	ListCell   *lc;
 	bool		work;
+	bool		changed = false;
 
 	/* In idgen.database: the remote worker with a central server */
 	if ((kind == IDGEN_WORKER_MAIN && idgen_segment_server_enabled()) ||
@@ -400,8 +535,8 @@ idgen_segment_alloc_step(long *sleep_ms, IdgenWorkerKind kind)
 	old = MemoryContextSwitchTo(step_cxt);
 
 	start = GetCurrentTimestamp();
-	needs = collect_needs(&unknown);
-	work = (needs != NIL || unknown != NIL);
+	needs = collect_needs(&unknown, &changed);
+	work = (needs != NIL || unknown != NIL || changed);
 	foreach(lc, unknown)
 	{
 		SegmentNeed *gone = lfirst(lc);
@@ -413,7 +548,8 @@ idgen_segment_alloc_step(long *sleep_ms, IdgenWorkerKind kind)
 		SegmentNeed *need = lfirst(lc);
 		AllocResult result;
 		int64		first = 0,
-					len = 0;
+					len = 0,
+					seg_len = 0;
 
 		CHECK_FOR_INTERRUPTS();
 		if (TimestampDifferenceExceeds(start, GetCurrentTimestamp(),
@@ -423,7 +559,7 @@ idgen_segment_alloc_step(long *sleep_ms, IdgenWorkerKind kind)
 			*sleep_ms = 0;
 			break;
 		}
-		result = allocate(need, &first, &len);
+		result = allocate(need, &first, &len, &seg_len);
 		MemoryContextSwitchTo(step_cxt);
 		if (result == ALLOC_BUSY)
 			*sleep_ms = Min(*sleep_ms, BUSY_RETRY_MS);
@@ -432,7 +568,7 @@ idgen_segment_alloc_step(long *sleep_ms, IdgenWorkerKind kind)
 		else if (result == ALLOC_STALE)
 			*sleep_ms = 0;		/* look for the new slot at once */
 		else
-			publish(need, result, first, len);
+			publish(need, result, first, len, seg_len);
 	}
 
 	MemoryContextSwitchTo(old);
