@@ -2,17 +2,17 @@
 #   datadir  directory of the chart_*.dat files
 #   outfile  PNG to write
 #   subtitle machine and run summary
-set terminal pngcairo size 1400,1000 font "DejaVu Sans,11" noenhanced
+set terminal pngcairo size 1400,1450 font "DejaVu Sans,11" noenhanced
 set output outfile
 set datafile separator "\t"
 set style fill solid 0.8 border -1
 set boxwidth 0.6
 set grid ytics lc rgb "#dddddd"
 set key noautotitle
-set multiplot layout 2,2 title "idgen benchmark (".subtitle.")" font ",13"
+set multiplot layout 3,2 title "idgen benchmark (".subtitle.")" font ",13"
 
 # 1. Single backend: net ns per ID, min-max as error bars
-set title "Single backend: ns per ID, count(f()) net of the loop (lower is better)"
+set title "Single backend: ns per ID, count(f()) net of the loop (lower is better; burst = runs ahead of the wall clock)"
 set ylabel "ns per ID"
 set yrange [0:*]
 set xtics rotate by -25 nomirror
@@ -30,7 +30,7 @@ set logscale x 2
 set xrange [0.8:10]
 set offsets 0, 0, graph 0.3, 0
 set key top center horizontal maxrows 2 autotitle columnheader
-plot for [i=2:6] datadir."/chart_tps.dat" using 1:i with linespoints lw 2 pt 7
+plot for [i=2:tps_cols] datadir."/chart_tps.dat" using 1:i with linespoints lw 2 pt 7
 unset logscale x
 unset xlabel
 set offsets 0, 0, 0, 0
@@ -57,4 +57,15 @@ set key top left
 plot datadir."/chart_lat.dat" using 2:xtic(1) title "p50" lc rgb "#59a14f", \
      "" using 3 title "p99" lc rgb "#edc948", \
      "" using 4 title "p99.9" lc rgb "#e15759"
+
+# 5. Sustained rate against the layout's limit
+unset logscale y
+set title "Snowflake IDs/s by backends: sustained (max_lead 0) vs burst (max_lead 5 s); line: layout limit"
+set ylabel "IDs per second"
+set xlabel "backends"
+set yrange [0:*]
+set key top left
+plot datadir."/chart_rate.dat" using 2:xtic(1) title columnheader(2) lc rgb "#4e79a7", \
+     "" using 3 title columnheader(3) lc rgb "#bab0ac", \
+     layout_max with lines lw 2 dt 2 lc rgb "#e15759" title "layout limit (4,096,000/s)"
 unset multiplot

@@ -89,6 +89,7 @@ as_pg_user initdb -D "$dir/data" -A trust -U postgres >/dev/null
 cat >>"$dir/data/postgresql.conf" <<EOC
 shared_preload_libraries = 'idgen'
 idgen.node_id = 1
+snowflake.node = 2
 idgen.layout = 'idgen'
 idgen.database = 'postgres'
 port = $port
@@ -173,8 +174,18 @@ gene=
 if have 'idgen.gene_id(text,integer)'; then
 	q "SELECT idgen.gene_id('testroy', 3)" >/dev/null && gene=1
 fi
-# An alternative is measured if its requirement (seg/gene/1) is met
-avail() { case $1 in seg) [ -n "$seg" ] ;; gene) [ -n "$gene" ] ;; *) true ;; esac; }
+# pgEdge's snowflake extension, where it is installed (it is not in Debian):
+# its rows show n/a otherwise
+pgedge=
+if q "CREATE EXTENSION IF NOT EXISTS snowflake" >/dev/null 2>&1 &&
+	have 'snowflake.nextval(regclass)' &&
+	q "SELECT snowflake.nextval()" >/dev/null 2>&1; then
+	pgedge=1
+else
+	echo "bench: pgEdge's snowflake extension is not installed; its rows are n/a"
+fi
+# An alternative is measured if its requirement (seg/gene/pgedge/1) is met
+avail() { case $1 in seg) [ -n "$seg" ] ;; gene) [ -n "$gene" ] ;; pgedge) [ -n "$pgedge" ] ;; *) true ;; esac; }
 
 # Single backend: name|requirement|expression.  The snowflake kinds come
 # first: they may run ahead of the clock, which then drains during the others.
@@ -183,6 +194,7 @@ single=(
 	"snowflake_nextval()|1|idgen.snowflake_nextval()"
 	"segment_nextval(tag)|seg|idgen.segment_nextval('bench')"
 	"gene_id(key, bits)|gene|idgen.gene_id('testroy', 3)"
+	"pgEdge snowflake.nextval()|pgedge|snowflake.nextval()"
 	"nextval() CACHE 1|1|nextval('bench_seq1')"
 	"nextval() CACHE 1000|1|nextval('bench_seq1000')"
 	"gen_random_uuid()|1|gen_random_uuid()"
@@ -211,6 +223,7 @@ stmts=(
 	"SELECT 1|1|SELECT 1"
 	"snowflake_nextval()|1|SELECT idgen.snowflake_nextval()"
 	"segment_nextval(tag)|seg|SELECT idgen.segment_nextval('bench')"
+	"pgEdge snowflake.nextval()|pgedge|SELECT snowflake.nextval()"
 	"nextval() CACHE 1|1|SELECT nextval('bench_seq1')"
 	"gen_random_uuid()|1|SELECT gen_random_uuid()"
 )
@@ -248,6 +261,7 @@ inserts=(
 	"gen_random_uuid()|1|id uuid PRIMARY KEY DEFAULT gen_random_uuid()"
 	"snowflake_nextval()|1|id bigint PRIMARY KEY DEFAULT idgen.snowflake_nextval()"
 	"segment_nextval(tag)|seg|id bigint PRIMARY KEY DEFAULT idgen.segment_nextval('bench')"
+	"pgEdge snowflake.nextval()|pgedge|id bigint PRIMARY KEY DEFAULT snowflake.nextval()"
 )
 want insert && echo "== insert $rows rows, $rounds rounds"
 for r in $(rounds_of insert 1); do
@@ -266,28 +280,41 @@ for r in $(rounds_of insert 1); do
 done
 q "DROP TABLE IF EXISTS bench_ins; CHECKPOINT"
 
-# Sustained snowflake rate: 4 clients, each transaction 10,000 IDs; with the
-# default idgen.max_lead (a burst may run ahead of the wall clock) and with
-# max_lead 0 (never ahead: the layout's physical limit)
+# Sustained snowflake rate: 1, 2 and 4 backends, each transaction 10,000
+# IDs; with the default idgen.max_lead (a burst may run ahead of the wall
+# clock) and with max_lead 0 (never ahead: the layout's physical limit)
 batch=10000
+rate_clients="1 2 4"
+# "1 backend", "2 backends"
+backends() { if [ "$1" -gt 1 ]; then echo "$1 backends"; else echo "1 backend"; fi; }
 sustained=("max_lead 5 s (default)|5s" "max_lead 0|0")
-want rate && echo "== sustained snowflake rate, 4 clients x ${pgb_t} s, $rounds rounds"
+want rate && echo "== sustained snowflake rate, $rate_clients backends x ${pgb_t} s, $rounds rounds"
 for r in $(rounds_of rate 1); do
 	for e in "${sustained[@]}"; do
-		IFS='|' read -r name ml <<<"$e"
+		IFS='|' read -r ml_name ml <<<"$e"
 		set_guc idgen.max_lead "$ml" "$ml"
-		drain_lead
-		read -r _ waits0 _ <<<"$(sf_state)"
-		tps=$(pgb "SELECT count(idgen.snowflake_nextval()) FROM generate_series(1, $batch)" 4 "$pgb_t")
-		read -r lead waits1 _ <<<"$(sf_state)"
-		rec rate "$name" "$r" "$(awk -v t="$tps" -v b="$batch" 'BEGIN { if (t != "") printf "%.0f", t * b }')"
-		rec lead_ms "$name" "$r" "$lead"
-		rec clock_waits "$name" "$r" "$((waits1 - waits0))"
-		# Net of the ticks borrowed ahead of the clock: the share of the
-		# wall clock's ticks that were used
-		rec net "$name" "$r" "$(awk -v t="$tps" -v b="$batch" -v s="$pgb_t" -v l="$lead" -v m="$layout_max" \
-			'BEGIN { if (t != "") printf "%.4f", (t * b * s - l / 1000 * m) / s / m }')"
+		for c in $rate_clients; do
+			name="$ml_name, $(backends "$c")"
+			drain_lead
+			read -r _ waits0 _ <<<"$(sf_state)"
+			tps=$(pgb "SELECT count(idgen.snowflake_nextval()) FROM generate_series(1, $batch)" "$c" "$pgb_t")
+			read -r lead waits1 _ <<<"$(sf_state)"
+			rec rate "$name" "$r" "$(awk -v t="$tps" -v b="$batch" 'BEGIN { if (t != "") printf "%.0f", t * b }')"
+			rec lead_ms "$name" "$r" "$lead"
+			rec clock_waits "$name" "$r" "$((waits1 - waits0))"
+			# Net of the ticks borrowed ahead of the clock: the share of the
+			# wall clock's ticks that were used
+			rec net "$name" "$r" "$(awk -v t="$tps" -v b="$batch" -v s="$pgb_t" -v l="$lead" -v m="$layout_max" \
+				'BEGIN { if (t != "") printf "%.4f", (t * b * s - l / 1000 * m) / s / m }')"
+		done
 	done
+	# With max_lead 0 at full speed, how far an ID's timestamp (the start of
+	# its tick) is ahead of the wall clock read right after the ID was made:
+	# never more than one tick is the promise
+	set_guc idgen.max_lead 0 0
+	drain_lead
+	rec ahead_us "max_lead 0" "$r" "$(q "SELECT round(max(extract(epoch FROM idgen.id_timestamp(idgen.snowflake_nextval()) - clock_timestamp()) * 1e6))
+		FROM generate_series(1, 2000000)")"
 	sample_load
 	echo "   round $r done"
 done
@@ -307,7 +334,8 @@ lats=(
 )
 # Segments fetched, calls that waited for the worker, and the dynamic step
 seg_state() {
-	q "SELECT coalesce(sum(fetches), 0), coalesce(sum(waits), 0), coalesce(max(step), 0)
+	q "SELECT coalesce(sum(fetches), 0), coalesce(sum(waits), 0), coalesce(max(step), 0),
+	          coalesce(max(chain_length), 0)
 	   FROM idgen.segment_status WHERE biz_tag = '$1'" | tr '|' ' '
 }
 want latency && echo "== latency from pgbench --log, 1 client x ${pgb_t} s, $rounds rounds"
@@ -318,10 +346,21 @@ for r in $(rounds_of latency 1); do
 		if [ -n "$grow" ]; then set_guc idgen.segment_step_grow_after "$grow" "$grow"; fi
 		prefix=$dir/logs/lat$r
 		rm -f "$prefix".*
+		# 2 s of the same load first, not timed: a hungry tag's chain of
+		# ready segments grows within its first segments (and shrinks again
+		# while the other statements run); the calls that waited during it
+		# are reported apart, as the cold start
+		if [ -n "$tag" ]; then
+			read -r _ wc0 _ <<<"$(seg_state "$tag")"
+			pgb "$stmt" 1 2 >/dev/null
+			read -r _ wc1 _ <<<"$(seg_state "$tag")"
+			rec seg_waits_cold "$name" "$r" "$((wc1 - wc0))"
+		fi
 		if [ -n "$tag" ]; then read -r f0 w0 _ <<<"$(seg_state "$tag")"; fi
 		pgb "$stmt" 1 "$pgb_t" --log --log-prefix="$prefix" >/dev/null
 		if [ -n "$tag" ]; then
-			read -r f1 w1 step <<<"$(seg_state "$tag")"
+			read -r f1 w1 step chain <<<"$(seg_state "$tag")"
+			rec seg_chain "$name" "$r" "$chain"
 			rec seg_fetches "$name" "$r" "$((f1 - f0))"
 			rec seg_waits "$name" "$r" "$((w1 - w0))"
 			rec seg_step "$name" "$r" "$step"
@@ -399,8 +438,13 @@ for e in "${inserts[@]}"; do
 	derive ins_mb "$name" ins_mb bigserial "a / b" x_mb "$name"
 done
 for e in "${sustained[@]}"; do
-	IFS='|' read -r name _ <<<"$e"
-	derive rate "$name" rate "$name" "a / $layout_max" share "$name"
+	IFS='|' read -r ml_name _ <<<"$e"
+	for c in $rate_clients; do
+		name="$ml_name, $(backends "$c")"
+		derive rate "$name" rate "$name" "a / $layout_max" share "$name"
+		# Speed with c backends over the speed with one
+		derive rate "$name" rate "$ml_name, 1 backend" "a / b" x_one "$name"
+	done
 done
 for e in "${lats[@]}"; do
 	IFS='|' read -r name _ _ <<<"$e"
@@ -459,25 +503,36 @@ t_rate=$work/rate.tsv t_lat=$work/lat.tsv
 	done
 } >"$t_ins"
 {
-	printf 'snowflake_nextval(), 4 clients\tIDs/s\tshare of layout max %s/s\tlead at end (ms)\tshare net of the lead\tclock waits\n' "$layout_max"
+	printf 'snowflake_nextval()\tIDs/s\tshare of layout max %s/s\tvs 1 backend\tlead at end (ms)\tshare net of the lead\tclock waits\n' "$layout_max"
 	for e in "${sustained[@]}"; do
-		IFS='|' read -r name _ <<<"$e"
-		printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$name" "$(mmm 0 rate "$name")" "$(pct share "$name")" \
-			"$(mmm 0 lead_ms "$name")" "$(pct net "$name")" "$(mmm 0 clock_waits "$name")"
+		IFS='|' read -r ml_name _ <<<"$e"
+		for c in $rate_clients; do
+			name="$ml_name, $(backends "$c")"
+			printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$name" "$(mmm 0 rate "$name")" "$(pct share "$name")" \
+				"$(ratio x_one "$name")" "$(mmm 0 lead_ms "$name")" "$(pct net "$name")" "$(mmm 0 clock_waits "$name")"
+		done
 	done
 } >"$t_rate"
 {
-	printf 'statement (1 client)\tp50 µs\tp99 µs\tp99.9 µs\tp99.9 / p50\tp99.9 vs SELECT 1\tsegments fetched\tcalls that waited\tstep at end\n'
+	printf 'statement (1 client)\tp50 µs\tp99 µs\tp99.9 µs\tp99.9 / p50\tp99.9 vs SELECT 1\tsegments fetched\tcalls that waited\tstep at end\tchain at end\twaited in the 2 s before\n'
 	for e in "${lats[@]}"; do
 		IFS='|' read -r name _ _ <<<"$e"
-		printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$name" "$(mmm 0 p50 "$name")" "$(mmm 0 p99 "$name")" \
+		printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$name" "$(mmm 0 p50 "$name")" "$(mmm 0 p99 "$name")" \
 			"$(mmm 0 p999 "$name")" "$(mmm 2 p999x "$name")" "$(ratio x_p999 "$name")" \
-			"$(mmm 0 seg_fetches "$name")" "$(mmm 0 seg_waits "$name")" "$(mmm 0 seg_step "$name")"
+			"$(mmm 0 seg_fetches "$name")" "$(mmm 0 seg_waits "$name")" "$(mmm 0 seg_step "$name")" \
+			"$(mmm 0 seg_chain "$name")" "$(mmm 0 seg_waits_cold "$name")"
 	done
 } >"$t_lat"
 
-# Goals of issues 2 and 3: "label|kind|name|threshold"
+# Goals: "label|kind|name|threshold"; a negative threshold is a ceiling.
+# Shares print as percentages, the rest as ratios.
 goals=(
+	"sustained, max_lead 0, 1 backend >= 97% of the layout's limit|share|max_lead 0, 1 backend|0.97"
+	"sustained, max_lead 0, 2 backends >= 97% of the layout's limit|share|max_lead 0, 2 backends|0.97"
+	"no limit: 2 backends >= 1 backend|x_one|max_lead 5 s (default), 2 backends|1"
+	"no limit: 4 backends >= 1 backend|x_one|max_lead 5 s (default), 4 backends|1"
+	"segment step held at 100: no call waits|seg_waits|segment_nextval step 100, fixed|-0.5"
+	"segment step held at 100: p99.9 <= 1.5x SELECT 1's|x_p999|segment_nextval step 100, fixed|-1.5"
 	"snowflake single backend >= 1.5x nextval CACHE 1|x_seq1|snowflake_nextval()|1.5"
 	"snowflake pgbench -c 4 >= 0.9x SELECT 1|x_sel1|snowflake_nextval()@4|0.9"
 	"segment single backend >= 2x nextval CACHE 1|x_seq1|segment_nextval(tag)|2"
@@ -492,7 +547,11 @@ t_goals=$work/goals.tsv
 	for g in "${goals[@]}"; do
 		IFS='|' read -r label kind name th <<<"$g"
 		m=$(med "$kind" "$name")
-		printf '%s\t%s\t%s\n' "$label" "$([ "$m" = n/a ] && echo n/a || echo "$(fmt 2 "$m")x")" \
+		if [ "$m" = n/a ]; then shown=n/a
+		elif [ "$kind" = share ]; then shown=$(awk -v m="$m" 'BEGIN { printf "%.1f%%", 100 * m }')
+		elif [ "$kind" = seg_waits ]; then shown="$(mmm 0 seg_waits "$name") calls"
+		else shown="$(fmt 2 "$m")x"; fi
+		printf '%s\t%s\t%s\n' "$label" "$shown" \
 			"$(awk -v m="$m" -v t="$th" 'BEGIN { if (m == "n/a") print "n/a";
 				else if (t < 0) print (m <= -t ? "met" : "NOT met");
 				else print (m >= t ? "met" : "NOT met") }')"
@@ -520,9 +579,24 @@ settings="$rounds runs per figure ($single_rounds single-backend); $rows rows pe
 		[ "$name" = "bare loop" ] && continue
 		read -r m lo hi <<<"$(stats ns "$name")"
 		[ "$m" = n/a ] && continue
+		# Snowflake-based figures are bursts ahead of the wall clock
+		case $name in snowflake* | gene* | pgEdge*) name="$name, burst" ;; esac
 		printf '"%s"\t%s\t%s\t%s\n' "$name" "$m" "$lo" "$hi"
 	done
 } >"$work/chart_single.dat"
+# Sustained rate by backends: max_lead 0 (sustained), default (burst), limit
+{
+	printf 'backends\t"max_lead 0 (sustained)"\t"max_lead 5 s (burst)"\n'
+	for c in $rate_clients; do
+		s0=$(med rate "max_lead 0, $(backends "$c")")
+		s5=$(med rate "max_lead 5 s (default), $(backends "$c")")
+		printf '%s\t%s\t%s\n' "$c" "$([ "$s0" = n/a ] && echo NaN || echo "$s0")" \
+			"$([ "$s5" = n/a ] && echo NaN || echo "$s5")"
+	done
+} >"$work/chart_rate.dat"
+# Columns of chart_tps.dat with data (pgEdge's is empty where not installed)
+tps_cols=$(( ${#stmts[@]} + 1 ))
+[ -n "$pgedge" ] || tps_cols=$((tps_cols - 1))
 {
 	printf 'clients'
 	for e in "${stmts[@]}"; do IFS='|' read -r name _ _ <<<"$e"; printf '\t"%s"' "$name"; done
@@ -553,7 +627,7 @@ settings="$rounds runs per figure ($single_rounds single-backend); $rows rows pe
 		printf '"%s"\t%s\t%s\t%s\n' "$name" "$m" "$(med p99 "$name")" "$(med p999 "$name")"
 	done
 } >"$work/chart_lat.dat"
-if ! gnuplot -e "datadir='$work'; rows='$rows'; outfile='$out/chart.png'; subtitle='$(nproc) CPUs, PostgreSQL ${pgversion%% *}, $when; medians of $rounds runs, $single_rounds single backend'" \
+if ! gnuplot -e "datadir='$work'; rows='$rows'; tps_cols=$tps_cols; layout_max=$layout_max; outfile='$out/chart.png'; subtitle='$(nproc) CPUs, PostgreSQL ${pgversion%% *}, $when; medians of $rounds runs, $single_rounds single backend'" \
 	test/bench/chart.gp 2>"$work/gnuplot.log"; then
 	cat "$work/gnuplot.log" >&2
 	echo "bench: the chart could not be drawn (a part without data?)" >&2
@@ -582,7 +656,9 @@ report_text() {
 	echo "-- latency from pgbench --log"
 	totext "$t_lat"
 	echo
-	echo "-- goals (issues 2 and 3)"
+	echo "max_lead 0: largest lead of an ID's timestamp over the wall clock read right after it, over 2,000,000 IDs: $(mmm 0 ahead_us "max_lead 0") µs (one tick is 1000 µs)"
+	echo
+	echo "-- goals"
 	totext "$t_goals"
 	echo "(for reference, SELECT 1's own p99.9 / p50 in the same runs: $(mmm 2 p999x "SELECT 1"))"
 }
@@ -615,17 +691,19 @@ report_md() {
 	echo
 	echo "## Sustained snowflake rate over ${pgb_t} s against the layout's limit"
 	echo
-	echo "4 pgbench clients for ${pgb_t} s, each transaction \`SELECT count(idgen.snowflake_nextval()) FROM generate_series(1, $batch)\`. Layout \`idgen\`: 4,096 IDs per 1 ms tick, so at most 4,096,000 IDs/s on the wall clock. With the default idgen.max_lead of 5 s, a burst may borrow up to 5 s of future ticks, so a ${pgb_t} s average can exceed the limit; with max_lead 0 the generator never runs ahead. Lead: how far its clock was ahead of the wall clock at the end; share net of the lead: the IDs of the ticks that had passed on the wall clock, (IDs - lead x 4,096/ms) over the limit; clock waits: calls that had to wait for the wall clock."
+	echo "1, 2 and 4 pgbench clients (each a backend) for ${pgb_t} s, each transaction \`SELECT count(idgen.snowflake_nextval()) FROM generate_series(1, $batch)\`. Layout \`idgen\`: 4,096 IDs per 1 ms tick, so at most 4,096,000 IDs/s on the wall clock. With the default idgen.max_lead of 5 s the rows are **bursts**: a burst may borrow up to 5 s of future ticks, so a ${pgb_t} s average can exceed the limit (the share net of the lead removes what was borrowed). With max_lead 0 the generator never runs ahead of the wall clock: that row is the **sustained rate** against the layout's physical limit. vs 1 backend: the rate over the rate of one backend with the same max_lead. Lead: how far its clock was ahead of the wall clock at the end; clock waits: calls that had to wait for the wall clock."
+	echo
+	echo "With max_lead 0, the largest lead of an ID's timestamp (its tick's start) over the wall clock read right after the ID, over 2,000,000 IDs at full speed: $(mmm 0 ahead_us "max_lead 0") µs (one tick is 1,000 µs; 0 or less means never ahead)."
 	echo
 	tomd "$t_rate"
 	echo
 	echo "## Latency from \`pgbench --log\`"
 	echo
-	echo "\`pgbench -M prepared -c 1 -T ${pgb_t} --log\`, percentiles over every transaction of a run. The segment tags are created with steps 100 and 100000 (idgen.segment_create). By default the step grows (doubles while a segment lasts under 15 minutes); the "fixed" row holds it at 100 (idgen.segment_step_grow_after = 0), so the worker must load a new segment every 100 calls: Leaf's TP999 case. SELECT 1 shows the machine's own tail. p99.9 vs SELECT 1: the statement's p99.9 over SELECT 1's in the same round. From idgen.segment_status: segments the worker fetched during a run, calls that had to wait for it, and the tag's dynamic step at the end."
+	echo "\`pgbench -M prepared -c 1 -T ${pgb_t} --log\`, percentiles over every transaction of a run. The segment tags are created with steps 100 and 100000 (idgen.segment_create). By default the step grows (doubles while a segment lasts under 15 minutes); the "fixed" row holds it at 100 (idgen.segment_step_grow_after = 0), so the worker must load a new segment every 100 calls: Leaf's TP999 case. SELECT 1 shows the machine's own tail. p99.9 vs SELECT 1: the statement's p99.9 over SELECT 1's in the same round. From idgen.segment_status: segments the worker fetched during a run, calls that had to wait for it, the tag's dynamic step and its chain of ready segments (chain_length) at the end. Each segment run follows 2 s of the same load that is not timed (a hungry tag's chain grows within its first segments, and shrinks again while the other statements run): the last column counts the calls that waited in those 2 s, the cold start."
 	echo
 	tomd "$t_lat"
 	echo
-	echo "## Goals of issues 2 and 3"
+	echo "## Goals"
 	echo
 	tomd "$t_goals"
 	echo
