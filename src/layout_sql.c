@@ -142,6 +142,21 @@ tick_timestamptz(const IdgenLayout *l, int64 tick)
 	return idgen_tick_start(l, tick) - UNIX_TO_PG_US;
 }
 
+/*
+ * The parts of an ID under layout l, after the checks every decoding
+ * function makes: a non-negative ID, no bits outside the layout's fields,
+ * its constant fields as the layout says, a tick the layout can show
+ */
+static void
+decompose_checked(const IdgenLayout *l, int64 id, IdgenParts *p)
+{
+	check_id(id);
+	check_unused_bits(l, id);
+	check_consts(l, id);
+	idgen_decompose(l, (uint64) id, p);
+	check_tick(l, id, p->tick);
+}
+
 PG_FUNCTION_INFO_V1(id_decode);
 
 /*
@@ -161,13 +176,9 @@ id_decode(PG_FUNCTION_ARGS)
 	bool		nulls[5] = {0};
 	StringInfoData extra;
 
-	check_id(id);
-	check_unused_bits(l, id);
-	check_consts(l, id);
+	decompose_checked(l, id, &p);
 	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
 		elog(ERROR, "return type must be a row type");
-	idgen_decompose(l, (uint64) id, &p);
-	check_tick(l, id, p.tick);
 
 	initStringInfo(&extra);
 	appendStringInfoChar(&extra, '{');
@@ -199,11 +210,7 @@ id_timestamp(PG_FUNCTION_ARGS)
 	const IdgenLayout *l = layout_from_arg(fcinfo, 1, &buf);
 	IdgenParts p;
 
-	check_id(id);
-	check_unused_bits(l, id);
-	check_consts(l, id);
-	idgen_decompose(l, (uint64) id, &p);
-	check_tick(l, id, p.tick);
+	decompose_checked(l, id, &p);
 	PG_RETURN_TIMESTAMPTZ(tick_timestamptz(l, p.tick));
 }
 
