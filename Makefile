@@ -42,6 +42,11 @@ PG_CONFIG ?= pg_config
 PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
 
+# Every object is rebuilt when a header changes (PGXS tracks no header
+# dependencies unless PostgreSQL was configured with --enable-depend): a
+# shared-memory struct laid out differently in two objects crashes the server
+$(OBJS): $(wildcard src/*.h)
+
 # TAP tests live in test/t and use test/IdgenTest.pm.  They are not part of
 # installcheck (TAP_TESTS stays unset): they need no running server, as each
 # starts its own, but take minutes, and some need faketime or a JDK.

@@ -38,6 +38,10 @@
  *					(revoked) when the extension is missing.
  *	wanted_tick		pg_atomic; raised by waiting callers with CAS, read by
  *					the idgen worker.
+ *	tick_entry		pg_atomic; written by callers (a plain write), read by
+ *					callers: only a hint of which sequence a tick moved to
+ *					starts at (snowflake.c), never of which values are free,
+ *					so a stale or lost write costs at most a sequence jump.
  *	blocked			pg_atomic; set by the postmaster at start, cleared by
  *					the idgen worker once a superuser accepted.
  *	accept			pg_atomic; set by a superuser's

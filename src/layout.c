@@ -588,9 +588,29 @@ int64_t
 idgen_tick_of(const IdgenLayout *l, int64_t unix_us)
 {
 	int64_t		d = unix_us - l->epoch_us;
-	int64_t		q = d / l->unit_us;
+	int64_t		q;
 
-	if (d % l->unit_us != 0 && d < 0)
+	/*
+	 * Every snowflake call divides here: for the common units a division by
+	 * a constant, which the compiler makes a multiplication
+	 */
+	switch (l->unit_us)
+	{
+		case 1000:
+			q = d / 1000;
+			break;
+		case 10000:
+			q = d / 10000;
+			break;
+		case 1000000:
+			q = d / 1000000;
+			break;
+		default:
+			q = d / l->unit_us;
+			break;
+	}
+	/* Round towards minus infinity: a time before the epoch */
+	if (d < 0 && q * l->unit_us != d)
 		q--;
 	return q;
 }

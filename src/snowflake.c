@@ -9,12 +9,15 @@
  * up its tick at the layout's full rate waits for the next tick on the CPU
  * (idgen_clock_spin_until).  The sequence keeps counting across
  * ticks and wraps only together with a step of the tick, so successive IDs
- * walk through every residue of id % 2^k, and (tick, seq) only ever grows:
- * every ID is larger than every earlier one on this server.
+ * walk through every residue of id % 2^k (except after a tick used at over
+ * half the layout's rate by a generator held to the clock: moved_seq), and
+ * (tick, seq) only ever grows: every ID is larger than every earlier one on
+ * this server.
  *
  * The tick is max(wall clock, last tick), so a clock moving back or a burst
  * beyond the layout's rate runs on a logical clock, at most idgen.max_lead
- * ahead of the wall clock.  A tick may only be used once the worker has made
+ * ahead of the wall clock, and at least one tick
+ * (idgen_snowflake_lead_ticks).  A tick may only be used once the worker has made
  * a reservation covering it durable (snowflake_state.c): reserved_end is the
  * first tick not covered, 0 until the worker has loaded the reservation.
  *
@@ -74,6 +77,7 @@ idgen_snowflake_shmem_init(void)
 		pg_atomic_init_u64(&idgen_snowflake->clock_waits, 0);
 		pg_atomic_init_u64(&idgen_snowflake->reserve_waits, 0);
 		pg_atomic_init_u64(&idgen_snowflake->wanted_tick, 0);
+		pg_atomic_init_u64(&idgen_snowflake->tick_entry, 0);
 		pg_atomic_init_u32(&idgen_snowflake->blocked, 0);
 		pg_atomic_init_u32(&idgen_snowflake->accept, 0);
 		idgen_snowflake->blocked_node = -1;
@@ -172,6 +176,90 @@ idgen_snowflake_wait(int64 want_ms, int64 deadline, ConditionVariable *cv,
 static int64 snowflake_last_id = 0;
 static bool snowflake_have_last = false;
 
+/*
+ * How many ticks an ID's tick may be ahead of the wall clock's: idgen.max_lead
+ * in ticks, and at least one.  One tick ahead means the tick after the
+ * current one may begin once the current tick's sequence is used up: an ID's
+ * time is then less than one tick ahead of the clock.  Without it, a
+ * generator held to the clock (max_lead 0) loses the rest of a tick each time
+ * it enters one late, a scheduler slice or a statement boundary after the
+ * clock, and cannot sustain the layout's rate.
+ */
+int64
+idgen_snowflake_lead_ticks(const IdgenLayout *l)
+{
+	/* Every call asks: divide only when the setting or layout changed */
+	static int	cached_ms = -1;
+	static int64 cached_unit = 0;
+	static int64 cached_ticks;
+
+	if (cached_ms != idgen_max_lead_ms || cached_unit != l->unit_us)
+	{
+		cached_ticks = Max((int64) idgen_max_lead_ms * 1000 / l->unit_us, 1);
+		cached_ms = idgen_max_lead_ms;
+		cached_unit = l->unit_us;
+	}
+	return cached_ticks;
+}
+
+/*
+ * A tick entered late.  The sequence normally walks on across ticks (see
+ * the top of this file).  But a generator held to the clock (idgen.max_lead
+ * under two ticks, so that the lead cannot absorb it) that falls behind the
+ * clock — a statement boundary, a scheduler slice — would then begin the
+ * current tick mid-sequence, and the sequence values below that are lost:
+ * at the layout's full rate a part of a tick's IDs each time.  So the first
+ * value issued in the newest tick is kept in tick_entry, and a state that
+ * falls behind the clock after more than half a tick's sequence was issued
+ * in its tick continues at sequence 0: the generator runs at over half the
+ * layout's rate, and every residue of id % 2^k up to half the sequence came
+ * round in that tick already.  Below half the rate, or with a lead that can
+ * absorb it, the sequence walks on.  tick_entry is a hint only (which
+ * sequence a value moved forward takes); uniqueness never depends on it.
+ */
+static inline uint64
+moved_seq(int64 tick, uint64 seq, uint64 mask, int s, int64 lead_max)
+{
+	uint64		entry;
+
+	if (lead_max > 1 || seq <= mask / 2)
+		return seq;
+	entry = pg_atomic_read_u64(&idgen_snowflake->tick_entry);
+	if ((int64) (entry >> s) == tick && seq >= (entry & mask) &&
+		seq - (entry & mask) > mask / 2)
+		return 0;
+	return seq;
+}
+
+/* value, issued by this call, is the first of its tick: remember it */
+static inline void
+note_tick_entry(uint64 value)
+{
+	pg_atomic_write_u64(&idgen_snowflake->tick_entry, value);
+}
+
+/*
+ * The layout's last usable tick, and the margin (half the reservation
+ * ahead, in ticks) below which a call asks the worker for more.  The
+ * layout is fixed while the server runs: computed once per process.
+ */
+static void
+layout_limits(const IdgenLayout *l, int64 *tmax, int64 *ask_ticks)
+{
+	static const IdgenLayout *cached = NULL;
+	static int64 cached_tmax,
+				cached_ask;
+
+	if (cached != l)
+	{
+		cached_tmax = idgen_layout_ts_max(l);
+		cached_ask = IDGEN_RESERVE_AHEAD_MS * 500 / l->unit_us;
+		cached = l;
+	}
+	*tmax = cached_tmax;
+	*ask_ticks = cached_ask;
+}
+
 /* Tell the worker that a call needs ticks up to tick reserved */
 static void
 want_tick(int64 tick)
@@ -195,6 +283,7 @@ idgen_snowflake_next(int gene_bits, uint64 gene)
 	uint64		block = ((uint64) 1) << gene_bits;
 	int64		lead_max;
 	int64		tmax;
+	int64		ask_ticks;
 	int64		clock_deadline = 0;
 	int64		reserve_deadline = 0;
 	bool		waited_clock = false,
@@ -219,8 +308,8 @@ idgen_snowflake_next(int gene_bits, uint64 gene)
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 				 errmsg("layout \"%s\" cannot carry a gene", l->name),
 				 errdetail("A gene lives in the lowest bits of the ID, and this layout does not put the sequence there.")));
-	lead_max = (int64) idgen_max_lead_ms * 1000 / l->unit_us;
-	tmax = idgen_layout_ts_max(l);
+	lead_max = idgen_snowflake_lead_ticks(l);
+	layout_limits(l, &tmax, &ask_ticks);
 
 	/*
 	 * Fast path, for a single value: one atomic add.  While the state is not
@@ -251,16 +340,22 @@ idgen_snowflake_next(int gene_bits, uint64 gene)
 			uint64		v = pg_atomic_add_fetch_u64(&idgen_snowflake->state, 1);
 			int64		vt = (int64) (v >> s);
 			bool		usable = true;
+			bool		first;
 
+			/* A sequence 0 not moved: the first value of tick vt */
+			first = (v & mask) == 0;
 			if (vt < now_tick)
 			{
 				uint64		expected = v;
-				uint64		moved = ((uint64) now_tick << s) | (v & mask);
+				uint64		moved;
 
+				moved = ((uint64) now_tick << s) |
+					moved_seq(vt, v & mask, mask, s, lead_max);
 				usable = pg_atomic_compare_exchange_u64(&idgen_snowflake->state,
 														&expected, moved);
 				v = moved;
 				vt = now_tick;
+				first = true;
 			}
 			else if (vt - now_tick > lead_max)
 			{
@@ -281,6 +376,8 @@ idgen_snowflake_next(int gene_bits, uint64 gene)
 				note_wall_tick(now_tick);
 				ntick = vt;
 				idseq = v & mask;
+				if (first)
+					note_tick_entry(v);
 				goto issued;
 			}
 		}
@@ -302,15 +399,24 @@ idgen_snowflake_next(int gene_bits, uint64 gene)
 							l->name)));
 		note_wall_tick(now_tick);
 
-		/* Successor: the next aligned block of sequence values */
+		/*
+		 * Successor: the next aligned block of sequence values (moving to
+		 * the current tick, perhaps sequence 0: see moved_seq)
+		 */
 		start = (seq + block) & ~(block - 1);
 		if (start > mask - (block - 1))
 		{
 			ntick = Max(now_tick, tick + 1);
 			start = 0;
 		}
+		else if (tick < now_tick)
+		{
+			ntick = now_tick;
+			if (moved_seq(tick, seq + 1, mask, s, lead_max) == 0)
+				start = 0;
+		}
 		else
-			ntick = Max(now_tick, tick);
+			ntick = tick;
 		idseq = start | gene;
 
 		if (ntick > tmax)
@@ -406,14 +512,18 @@ idgen_snowflake_next(int gene_bits, uint64 gene)
 
 		new = ((uint64) ntick << s) | (start + block - 1);
 		if (pg_atomic_compare_exchange_u64(&idgen_snowflake->state, &old, new))
+		{
+			if (ntick != tick)
+				note_tick_entry(((uint64) ntick << s) | start);
 			break;
+		}
 	}
 	if (on_cv)
 		ConditionVariableCancelSleep();
 
 issued:
 	/* Ask for more reservation while half of the margin is left */
-	if ((uint64) (ntick + IDGEN_RESERVE_AHEAD_MS * 500 / l->unit_us) >=
+	if ((uint64) (ntick + ask_ticks) >=
 		pg_atomic_read_u64(&idgen_snowflake->reserved_end))
 		idgen_worker_wake();
 

@@ -48,6 +48,8 @@ typedef struct IdgenSnowflakeShared
 	pg_atomic_uint64 reserve_waits; /* calls that waited for the worker */
 	pg_atomic_uint64 wanted_tick;	/* highest tick a waiting call needs;
 									 * raised by callers (CAS) */
+	pg_atomic_uint64 tick_entry;	/* first value issued in the newest
+									 * tick; callers, a hint */
 	pg_atomic_uint32 blocked;	/* 1: layout changed, IDs refused;
 								 * postmaster sets, idgen worker clears */
 	pg_atomic_uint32 accept;	/* 1: a superuser accepted the change */
@@ -75,6 +77,7 @@ extern void idgen_snowflake_shmem_init(void);
  * block of 2^gene_bits sequence values and puts gene in its low bits.
  */
 extern int64 idgen_snowflake_next(int gene_bits, uint64 gene);
+extern int64 idgen_snowflake_lead_ticks(const IdgenLayout *l);
 
 /* The last ID this session drew (snowflake or gene); false before the first */
 extern bool idgen_snowflake_last(int64 *id);

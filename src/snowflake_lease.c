@@ -267,14 +267,16 @@ note_error(const char *msg)
 
 /*
  * The highest tick this server may use before a lease renewed now runs
- * out: the clock, plus the lease time and the generator's allowed lead, or
+ * out: the clock, plus the lease time and the generator's allowed lead
+ * (idgen_snowflake_lead_ticks), or
  * the generator's own top if that is further.
  */
 static int64
 promise_tick(void)
 {
-	int64		ahead_us = ((int64) idgen_node_lease_ms + idgen_max_lead_ms) * 1000;
-	int64		tick = idgen_tick_of(&idgen_layout, idgen_clock_now_us() + ahead_us);
+	int64		ahead_us = (int64) idgen_node_lease_ms * 1000;
+	int64		tick = idgen_tick_of(&idgen_layout, idgen_clock_now_us() + ahead_us) +
+		idgen_snowflake_lead_ticks(&idgen_layout);
 
 	tick = Max(tick, idgen_snowflake_top_tick());
 	tick = Max(tick, idgen_snowflake_reserved_end());

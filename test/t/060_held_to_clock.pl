@@ -1,0 +1,111 @@
+# 060_held_to_clock.pl
+#	idgen.max_lead = 0: the generator held to the wall clock (issue 13).
+#
+# With max_lead 0 an ID's tick is at most one ahead of the wall clock's (the
+# next tick may begin once the current one's sequence is used up), so a
+# decoded time is never more than one tick ahead of the clock.  At full
+# speed the generator is held back (it waits for the clock), and when it
+# falls behind the clock after using more than half a tick it may begin the
+# current tick at sequence 0; at one ID per tick the sequence still walks on
+# by one.  Outcomes only: uniqueness, order, how far ahead a time is, the
+# walk; never how fast.
+use strict;
+use warnings;
+
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+use IdgenTest;
+
+my $node = idgen_node('held', conf => "idgen.max_lead = 0\n");
+start_node($node);
+$node->safe_psql('postgres', 'CREATE EXTENSION idgen');
+wait_ready($node);
+is($node->safe_psql('postgres', 'SHOW idgen.max_lead'), '0', 'max_lead is 0');
+
+# Full speed, one backend: 400,000 IDs (about 100 ticks of the default
+# layout's 4,096 IDs), each with the wall clock read right after it
+$node->safe_psql(
+	'postgres', q{
+CREATE TABLE fast AS
+SELECT g, id, clock_timestamp() AS after
+FROM (SELECT g, idgen.snowflake_nextval() AS id
+      FROM (SELECT generate_series(1, 400000) AS g) s) t});
+is( $node->safe_psql(
+		'postgres', 'SELECT count(*) = count(DISTINCT id) FROM fast'),
+	't',
+	'full speed: 400,000 IDs, no duplicate');
+is( $node->safe_psql(
+		'postgres', q{
+SELECT count(*) FROM (SELECT id, lag(id) OVER (ORDER BY g) AS prev FROM fast) s
+WHERE id <= prev}),
+	'0',
+	'full speed: every ID above the one before');
+
+# How far ahead of the clock read after it an ID's time is: never more than
+# one tick (1,000 µs)
+my $ahead = $node->safe_psql(
+	'postgres', q{
+SELECT max(extract(epoch FROM idgen.id_timestamp(id) - after) * 1e6)::bigint
+FROM fast});
+cmp_ok($ahead, '<=', 1000,
+	"full speed: no ID's time more than one tick ahead of the clock ($ahead µs)");
+
+# Two backends at full speed for 3 s, each transaction 20,000 IDs into a
+# table: unique across both
+$node->safe_psql('postgres', 'CREATE TABLE both_ids (id bigint)');
+my $pgb = start_pgbench(
+	$node,
+	'INSERT INTO both_ids SELECT idgen.snowflake_nextval() FROM (SELECT generate_series(1, 20000)) s;',
+	clients => 2,
+	jobs => 2,
+	seconds => 3);
+my ($out, $err, $rc) = finish_pgbench($pgb);
+is($rc, 0, 'two backends at full speed: pgbench ran without errors')
+  or diag($err);
+is( $node->safe_psql(
+		'postgres',
+		'SELECT count(*) > 0 AND count(*) = count(DISTINCT id) FROM both_ids'),
+	't',
+	'two backends at full speed: no duplicate');
+is( $node->safe_psql(
+		'postgres', q{
+SELECT count(*) FROM both_ids b, LATERAL idgen.id_decode(b.id) d
+WHERE d.ts > clock_timestamp()}),
+	'0',
+	'two backends: no ID has a time ahead of the clock now');
+
+# About one ID per tick: the sequence walks on by one (mod 4,096), so IDs
+# spread over every residue of id % 2^k even when held to the clock
+$node->safe_psql(
+	'postgres', q{
+CREATE TABLE slow (g int, id bigint);
+DO $$
+BEGIN
+  FOR i IN 1..500 LOOP
+    PERFORM pg_sleep(0.0011);
+    INSERT INTO slow VALUES (i, idgen.snowflake_nextval());
+  END LOOP;
+END $$});
+is( $node->safe_psql(
+		'postgres', q{
+SELECT count(*) FROM (
+  SELECT d.sequence AS seq, lag(d.sequence) OVER (ORDER BY g) AS prev
+  FROM slow, LATERAL idgen.id_decode(slow.id) d) s
+WHERE seq <> (prev + 1) % 4096}),
+	'0',
+	'one ID per tick: the sequence walks on by one');
+is( $node->safe_psql(
+		'postgres', q{
+SELECT count(*) FROM (SELECT id, lag(id) OVER (ORDER BY g) AS prev FROM slow) s
+WHERE id <= prev}),
+	'0',
+	'one ID per tick: every ID above the one before');
+cmp_ok(
+	$node->safe_psql('postgres', 'SELECT min(id) FROM slow'),
+	'>',
+	$node->safe_psql('postgres', 'SELECT max(id) FROM fast'),
+	'later IDs are above the full-speed ones');
+
+$node->stop;
+done_testing();
