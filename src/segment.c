@@ -630,7 +630,14 @@ draw(LocalTag *lt)
 			/* The slot must still be the tag's (not removed and reused) */
 			if (pg_atomic_read_u64(&slot->generation) != lt->gen)
 				continue;
-			if (off == (uint64) prefetch_at)
+			/*
+			 * Past the wake point: wake the allocator only when it has work,
+			 * at most half of the chain left (see segment_alloc.c), so a
+			 * hungry tag wakes it once per refill, not once per segment
+			 */
+			if (off == (uint64) prefetch_at &&
+				idgen_segment_ready(slot, e) <=
+				(int) pg_atomic_read_u32(&slot->chain_len) / 2)
 				wake_allocator(false);
 			return start + (int64) off;
 		}

@@ -109,6 +109,48 @@ static IdgenWorkerKind alloc_kind = IDGEN_WORKER_MAIN;
 /* idgen.segment_alloc of this database as last seen */
 static Oid	last_relid = InvalidOid;
 
+/*
+ * The allocation's statements, planned once per worker and kept (a refill
+ * of a hungry tag comes many times a second, and parsing and planning them
+ * each time was most of its CPU).  The plan cache re-plans them when the
+ * table changes.
+ */
+static SPIPlanPtr plan_lock = NULL;
+static SPIPlanPtr plan_exists = NULL;
+static SPIPlanPtr plan_advance = NULL;
+
+/* A kept plan of sql with nargs arguments of types */
+static SPIPlanPtr
+kept_plan(SPIPlanPtr *plan, const char *sql, int nargs, Oid *types)
+{
+	if (*plan == NULL)
+	{
+		SPIPlanPtr	p = SPI_prepare(sql, nargs, types);
+
+		if (p == NULL)
+			elog(ERROR, "could not prepare \"%s\": %s", sql,
+				 SPI_result_code_string(SPI_result));
+		if (SPI_keepplan(p) != 0)
+			elog(ERROR, "could not keep the plan of \"%s\"", sql);
+		*plan = p;
+	}
+	return *plan;
+}
+
+/* Drop the kept plans (the table they were made for is gone) */
+static void
+forget_plans(void)
+{
+	SPIPlanPtr *plans[] = {&plan_lock, &plan_exists, &plan_advance};
+
+	for (int i = 0; i < lengthof(plans); i++)
+	{
+		if (*plans[i] != NULL)
+			SPI_freeplan(*plans[i]);
+		*plans[i] = NULL;
+	}
+}
+
 /* Is the slot seen in need still there, with the same generation? */
 static bool
 need_is_current(const SegmentNeed *need)
@@ -210,21 +252,26 @@ allocate(const SegmentNeed *need, int64 *first, int64 *len, int64 *seg_len)
 		/* The table was dropped and created again: nothing buffered holds */
 		last_relid = relid;
 		idgen_segment_forget_all();
+		forget_plans();
 		result = ALLOC_BUSY;
 	}
 	else
 	{
 		last_relid = relid;
-		ret = SPI_execute_with_args("SELECT max_id, step FROM idgen.segment_alloc "
-									"WHERE biz_tag = $1 FOR UPDATE SKIP LOCKED",
-									1, types, args, NULL, false, 1);
+		ret = SPI_execute_plan(kept_plan(&plan_lock,
+										 "SELECT max_id, step FROM idgen.segment_alloc "
+										 "WHERE biz_tag = $1 FOR UPDATE SKIP LOCKED",
+										 1, types),
+							   args, NULL, false, 1);
 		if (ret != SPI_OK_SELECT)
 			elog(ERROR, "could not lock the row of segment tag \"%s\"", need->tag);
 		if (SPI_processed == 0)
 		{
 			/* Locked by someone else, or not there at all? */
-			ret = SPI_execute_with_args("SELECT 1 FROM idgen.segment_alloc WHERE biz_tag = $1",
-										1, types, args, NULL, true, 1);
+			ret = SPI_execute_plan(kept_plan(&plan_exists,
+											 "SELECT 1 FROM idgen.segment_alloc WHERE biz_tag = $1",
+											 1, types),
+								   args, NULL, true, 1);
 			if (ret != SPI_OK_SELECT)
 				elog(ERROR, "could not read the row of segment tag \"%s\"", need->tag);
 			result = SPI_processed == 0 ? ALLOC_UNKNOWN : ALLOC_BUSY;
@@ -267,10 +314,12 @@ allocate(const SegmentNeed *need, int64 *first, int64 *len, int64 *seg_len)
 					total += step;
 				}
 				args[1] = Int64GetDatum(max_id + total);
-				ret = SPI_execute_with_args("UPDATE idgen.segment_alloc "
-											"SET max_id = $2, update_time = now() "
-											"WHERE biz_tag = $1",
-											2, types, args, NULL, false, 0);
+				ret = SPI_execute_plan(kept_plan(&plan_advance,
+												 "UPDATE idgen.segment_alloc "
+												 "SET max_id = $2, update_time = now() "
+												 "WHERE biz_tag = $1",
+												 2, types),
+									   args, NULL, false, 0);
 				if (ret != SPI_OK_UPDATE || SPI_processed != 1)
 					elog(ERROR, "could not advance max_id of segment tag \"%s\"",
 						 need->tag);

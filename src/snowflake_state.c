@@ -384,6 +384,25 @@ static int64 pending_end = 0;
  * when needed.  The new end is published by idgen_snowflake_state_publish after
  * the caller has committed.
  */
+/*
+ * Does the generator need a reservation round now, before the one its last
+ * round asked for (see worker.c)?  Yes when no reservation is published, a
+ * layout change waits for a decision, a call waits for a tick, or the
+ * generator is within half the margin of the reservation's end (where calls
+ * also wake the worker).
+ */
+bool
+idgen_snowflake_state_wanted(void)
+{
+	int64		end = idgen_snowflake_reserved_end();
+
+	return end == 0 ||
+		idgen_snowflake_blocked() ||
+		idgen_snowflake_wanted_tick() >= end ||
+		idgen_snowflake_top_tick() +
+		IDGEN_RESERVE_AHEAD_MS * 500 / idgen_layout.unit_us >= end;
+}
+
 void
 idgen_snowflake_state_step(long *sleep_ms)
 {

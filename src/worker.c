@@ -352,24 +352,50 @@ set_worker_options(void)
 	SetConfigOption("lock_timeout", "5000", PGC_SUSET, PGC_S_OVERRIDE);
 }
 
+/*
+ * When the next reservation round is due (monotonic ms), as its last round
+ * asked; 0: at once.  The worker's latch is also set for segment refills,
+ * and a round is a transaction: it runs only when due or when a snowflake
+ * call needs it (reservation_wanted).
+ */
+static int64 reservation_due_ms = 0;
+
+/* Is a reservation round due, or does a snowflake call need one? */
+static bool
+reservation_wanted(void)
+{
+	return idgen_clock_monotonic_ms() >= reservation_due_ms ||
+		idgen_snowflake_state_wanted();
+}
+
 /* Keep the snowflake reservation ahead, in one transaction */
 static void
 reservation_round(long *sleep_ms)
 {
+	long		own = *sleep_ms;
+
+	if (!reservation_wanted())
+	{
+		*sleep_ms = Min(*sleep_ms,
+						Max(reservation_due_ms - idgen_clock_monotonic_ms(), 1));
+		return;
+	}
 	SetCurrentStatementStartTimestamp();
 	StartTransactionCommand();
 	SPI_connect();
 	PushActiveSnapshot(GetTransactionSnapshot());
 	pgstat_report_activity(STATE_RUNNING, "idgen: snowflake reservation");
 
-	idgen_snowflake_state_step(sleep_ms);
-	idgen_citus_step(sleep_ms);
+	idgen_snowflake_state_step(&own);
+	idgen_citus_step(&own);
 
 	SPI_finish();
 	PopActiveSnapshot();
 	CommitTransactionCommand();
 	idgen_snowflake_state_publish();
 	pgstat_report_activity(STATE_IDLE, NULL);
+	reservation_due_ms = idgen_clock_monotonic_ms() + own;
+	*sleep_ms = Min(*sleep_ms, own);
 }
 
 /* Entry point of both workers: main_arg is true for the remote worker */
@@ -398,6 +424,7 @@ idgen_worker_main(Datum main_arg)
 		{
 			ConfigReloadPending = false;
 			ProcessConfigFile(PGC_SIGHUP);
+			reservation_due_ms = 0;
 		}
 
 		if (remote)

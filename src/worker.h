@@ -66,6 +66,8 @@ extern bool idgen_worker_running(void);
  * commit, idgen_snowflake_state_publish (snowflake_state.c):
  */
 extern void idgen_snowflake_state_step(long *sleep_ms);
+/* Does the generator need a round before the one it asked for is due? */
+extern bool idgen_snowflake_state_wanted(void);
 extern void idgen_snowflake_state_publish(void);
 
 /* idgen worker, in the same transaction: Citus's group id (citus.c) */
