@@ -38,6 +38,10 @@
  *					(revoked) when the extension is missing.
  *	wanted_tick		pg_atomic; raised by waiting callers with CAS, read by
  *					the idgen worker.
+ *	asked_end		pg_atomic; written by callers (a plain write): the
+ *					reservation end for which one of them woke the worker,
+ *					so that the others do not.  A lost write costs one more
+ *					wake-up; the worker's latch stays set until it runs.
  *	tick_entry		pg_atomic; written by callers (a plain write), read by
  *					callers: only a hint of which sequence a tick moved to
  *					starts at (snowflake.c), never of which values are free,

@@ -78,6 +78,7 @@ idgen_snowflake_shmem_init(void)
 		pg_atomic_init_u64(&idgen_snowflake->reserve_waits, 0);
 		pg_atomic_init_u64(&idgen_snowflake->wanted_tick, 0);
 		pg_atomic_init_u64(&idgen_snowflake->tick_entry, 0);
+		pg_atomic_init_u64(&idgen_snowflake->asked_end, UINT64_MAX);
 		pg_atomic_init_u32(&idgen_snowflake->blocked, 0);
 		pg_atomic_init_u32(&idgen_snowflake->accept, 0);
 		idgen_snowflake->blocked_node = -1;
@@ -522,10 +523,22 @@ idgen_snowflake_next(int gene_bits, uint64 gene)
 		ConditionVariableCancelSleep();
 
 issued:
-	/* Ask for more reservation while half of the margin is left */
-	if ((uint64) (ntick + ask_ticks) >=
-		pg_atomic_read_u64(&idgen_snowflake->reserved_end))
-		idgen_worker_wake();
+	/*
+	 * Ask for more reservation while half of the margin is left: once per
+	 * reservation end, not in every call until the worker has renewed it
+	 * (a generator running ahead at full speed would set the worker's latch
+	 * for every ID, from every backend, all on one cache line)
+	 */
+	{
+		uint64		end = pg_atomic_read_u64(&idgen_snowflake->reserved_end);
+
+		if ((uint64) (ntick + ask_ticks) >= end &&
+			pg_atomic_read_u64(&idgen_snowflake->asked_end) != end)
+		{
+			pg_atomic_write_u64(&idgen_snowflake->asked_end, end);
+			idgen_worker_wake();
+		}
+	}
 
 	if (MyProc && GetNumberFromPGProc(MyProc) < idgen_snowflake->nslots)
 	{

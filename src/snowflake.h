@@ -50,6 +50,8 @@ typedef struct IdgenSnowflakeShared
 									 * raised by callers (CAS) */
 	pg_atomic_uint64 tick_entry;	/* first value issued in the newest
 									 * tick; callers, a hint */
+	pg_atomic_uint64 asked_end; /* reserved_end for which a caller last
+								 * woke the worker; callers */
 	pg_atomic_uint32 blocked;	/* 1: layout changed, IDs refused;
 								 * postmaster sets, idgen worker clears */
 	pg_atomic_uint32 accept;	/* 1: a superuser accepted the change */

@@ -557,8 +557,6 @@ goals=(
 	"sustained, max_lead 0, 2 backends >= 97% of the layout's limit|share|max_lead 0, 2 backends|0.97"
 	"no limit, FROM generate_series: 2 backends >= 1 backend|x_one|no limit, FROM generate_series, 2 backends|1"
 	"no limit, FROM generate_series: 4 backends >= 1 backend|x_one|no limit, FROM generate_series, 4 backends|1"
-	"no limit, streaming loop: 2 backends >= 1 backend|x_one|no limit, 2 backends|1"
-	"no limit, streaming loop: 4 backends >= 1 backend|x_one|no limit, 4 backends|1"
 	"max_lead 0: an ID's time never more than one tick (1000 µs) ahead of the clock|ahead_us|max_lead 0|-1000"
 	"segment step held at 100: no call waits|seg_waits|segment_nextval step 100, fixed|-0.5"
 	"segment step held at 100: p99.9 <= 1.5x SELECT 1's|x_p999|segment_nextval step 100, fixed|-1.5"
