@@ -179,7 +179,7 @@ idgen_define_gucs(void)
 							   NULL, &idgen_layout_spec, "idgen",
 							   PGC_POSTMASTER, 0, check_layout, NULL, NULL);
 	DefineCustomIntVariable("idgen.max_lead",
-							"How far the snowflake generator's clock may run ahead of the wall clock, after the clock moved back or during a burst.",
+							"How far the snowflake generator's clock may run ahead of the wall clock, at least one tick, after the clock moved back or during a burst.",
 							NULL, &idgen_max_lead_ms, 5000, 0, INT_MAX,
 							PGC_SIGHUP, GUC_UNIT_MS, NULL, NULL, NULL);
 	DefineCustomIntVariable("idgen.clock_wait_timeout",

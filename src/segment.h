@@ -23,7 +23,7 @@
 #define IDGEN_SEGMENT_TAG_MAX 128
 
 /* Segment descriptors kept per tag; a power of two dividing 2^24 */
-#define IDGEN_SEG_RING 128
+#define IDGEN_SEG_RING 256
 
 /*
  * Longest chain of segments ready ahead of the current one (CosId's

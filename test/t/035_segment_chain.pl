@@ -64,7 +64,7 @@ my ($max_chain, $max_ready) = split /\|/, $node->safe_psql('postgres',
 	'SELECT max(chain_length), max(segments_ready) FROM seen');
 note "longest chain seen: $max_chain, most segments ready: $max_ready";
 cmp_ok($max_chain, '>', 1, 'the chain grew while the tag was hungry');
-cmp_ok($max_chain, '<=', 64, 'the chain stayed within idgen.segment_chain_max (64)');
+cmp_ok($max_chain, '<=', 128, 'the chain stayed within idgen.segment_chain_max (128)');
 cmp_ok($max_ready, '>', 1, 'several segments were ready ahead at once');
 
 my ($step, $fetches, $max_id, $max_drawn) = split /\|/, $node->safe_psql('postgres', q{
