@@ -60,7 +60,7 @@ plot datadir."/chart_lat.dat" using 2:xtic(1) title "p50" lc rgb "#59a14f", \
 
 # 5. Sustained rate against the layout's limit
 unset logscale y
-set title "Snowflake IDs/s by backends: sustained (max_lead 0) vs burst (max_lead 5 s); line: layout limit"
+set title "Snowflake IDs/s by backends: sustained (max_lead 0) vs burst (no limit); line: layout limit"
 set ylabel "IDs per second"
 set xlabel "backends"
 set yrange [0:*]
