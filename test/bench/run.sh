@@ -143,12 +143,13 @@ set_guc() {
 	echo "bench: $1 did not become $3" >&2
 	return 1
 }
-# Wait (up to 10 s) until the snowflake clock is back on the wall clock: a
-# burst beyond the layout's rate runs ahead of it, and the next run must not
-# start with less of idgen.max_lead left than the one before
+# Wait (up to $1 tenths of a second, default 100) until the snowflake clock
+# is back on the wall clock: a burst beyond the layout's rate runs ahead of
+# it, and the next run must not start with less of idgen.max_lead left than
+# the one before
 drain_lead() {
 	local lead
-	for _ in $(seq 1 100); do
+	for _ in $(seq 1 "${1:-100}"); do
 		read -r lead _ _ <<<"$(sf_state)"
 		awk -v l="$lead" 'BEGIN { exit !(l <= 0) }' && return 0
 		sleep 0.1
@@ -300,16 +301,8 @@ backends() { if [ "$1" -gt 1 ]; then echo "$1 backends"; else echo "1 backend"; 
 sustained=("max_lead 0|0|0|$loop_stream|$pgb_t"
 	"no limit|1h|1h|$loop_stream|$nolimit_t"
 	"no limit, FROM generate_series|1h|1h|$loop_fscan|$nolimit_t")
-# Wait until the generator is back at the wall clock (after no-limit runs
-# it may be tens of seconds ahead)
-drain_all() {
-	local lead
-	for _ in $(seq 1 1200); do
-		read -r lead _ _ <<<"$(sf_state)"
-		awk -v l="$lead" 'BEGIN { exit !(l <= 0) }' && return 0
-		sleep 0.1
-	done
-}
+# After no-limit runs the generator may be tens of seconds ahead
+drain_all() { drain_lead 1200; }
 want rate && echo "== snowflake rate, $rate_clients backends, $rounds rounds"
 for r in $(rounds_of rate 1); do
 	for e in "${sustained[@]}"; do
