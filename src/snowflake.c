@@ -261,6 +261,17 @@ layout_limits(const IdgenLayout *l, int64 *tmax, int64 *ask_ticks)
 	*ask_ticks = cached_ask;
 }
 
+/* Ticks of half the reservation margin: see snowflake.h */
+int64
+idgen_snowflake_ask_ticks(void)
+{
+	int64		tmax,
+				ask_ticks;
+
+	layout_limits(&idgen_layout, &tmax, &ask_ticks);
+	return ask_ticks;
+}
+
 /* Tell the worker that a call needs ticks up to tick reserved */
 static void
 want_tick(int64 tick)

@@ -80,6 +80,11 @@ extern void idgen_snowflake_shmem_init(void);
  */
 extern int64 idgen_snowflake_next(int gene_bits, uint64 gene);
 extern int64 idgen_snowflake_lead_ticks(const IdgenLayout *l);
+/*
+ * Half the reservation margin, in ticks: a call whose tick is within it of
+ * the reservation's end asks the worker for more (snowflake.c)
+ */
+extern int64 idgen_snowflake_ask_ticks(void);
 
 /* The last ID this session drew (snowflake or gene); false before the first */
 extern bool idgen_snowflake_last(int64 *id);

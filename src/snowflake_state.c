@@ -399,8 +399,7 @@ idgen_snowflake_state_wanted(void)
 	return end == 0 ||
 		idgen_snowflake_blocked() ||
 		idgen_snowflake_wanted_tick() >= end ||
-		idgen_snowflake_top_tick() +
-		IDGEN_RESERVE_AHEAD_MS * 500 / idgen_layout.unit_us >= end;
+		idgen_snowflake_top_tick() + idgen_snowflake_ask_ticks() >= end;
 }
 
 void
