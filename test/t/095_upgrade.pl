@@ -37,7 +37,7 @@ my $max_before = $node->safe_psql('postgres',
 $node->safe_psql('postgres', 'ALTER EXTENSION idgen UPDATE');
 is($node->safe_psql('postgres',
 		"SELECT extversion FROM pg_extension WHERE extname = 'idgen'"),
-	'0.3.0', 'updated to 0.3.0');
+	'0.4.0', 'updated to 0.4.0');
 cmp_ok($node->safe_psql('postgres',
 		"SELECT max_id FROM idgen.segment_alloc WHERE biz_tag = 'order'"),
 	'>=', $max_before, 'the tag keeps its max_id');
