@@ -3,8 +3,10 @@
 # version, each built against Debian's own packages of its release, in a
 # chroot of that release:
 #   15  bookworm   17  trixie   18  forky (Debian testing)
+#   19  sid, with PostgreSQL's packages (only those) from experimental
+#       while 19 is there (test/setup.sh picks them)
 #
-#   bash test/matrix.sh [--fresh N]... [15|17|18 ...]   (default: all three)
+#   bash test/matrix.sh [--fresh N]... [15|17|18|19 ...]   (default: all four)
 #
 # Each chroot is made with debootstrap if missing and reused if present, in
 # a cache directory outside the checkout.  The checkout's files (what git
@@ -34,11 +36,11 @@ while [ $# -gt 0 ]; do
 	case $1 in
 	--fresh) fresh+=" $2 "; versions+=("$2"); shift 2 ;;
 	--fresh=*) fresh+=" ${1#--fresh=} "; versions+=("${1#--fresh=}"); shift ;;
-	15|17|18) versions+=("$1"); shift ;;
-	*) echo "usage: $0 [--fresh N]... [15|17|18 ...]" >&2; exit 2 ;;
+	15|17|18|19) versions+=("$1"); shift ;;
+	*) echo "usage: $0 [--fresh N]... [15|17|18|19 ...]" >&2; exit 2 ;;
 	esac
 done
-[ ${#versions[@]} -eq 0 ] && versions=(15 17 18)
+[ ${#versions[@]} -eq 0 ] && versions=(15 17 18 19)
 # each version once, in the order given
 versions=($(printf '%s\n' "${versions[@]}" | awk '!seen[$0]++'))
 
@@ -48,7 +50,7 @@ if [ "$(id -u)" -ne 0 ]; then
 fi
 
 codename() {
-	case $1 in 15) echo bookworm ;; 17) echo trixie ;; 18) echo forky ;; esac
+	case $1 in 15) echo bookworm ;; 17) echo trixie ;; 18) echo forky ;; 19) echo sid ;; esac
 }
 
 # The Debian mirror this machine's apt uses (deb822 or one-line sources)
@@ -163,10 +165,18 @@ make_root() {
 		echo "matrix: PG $n: debootstrap $suite failed (log: $root.debootstrap.log)" >&2
 		return 1
 	fi
-	# Testing's Release file may be past its Valid-Until on a snapshot mirror
-	if [ "$suite" = forky ]; then
+	# Testing's and unstable's Release files may be past their Valid-Until
+	# on a snapshot mirror
+	if [ "$suite" = forky ] || [ "$suite" = sid ]; then
 		echo 'Acquire::Check-Valid-Until "false";' \
 			>>"$root/etc/apt/apt.conf.d/99idgen-matrix"
+	fi
+	# PostgreSQL 19 is in experimental until it is released: the same
+	# mirror's experimental suite, which apt uses only when asked
+	# (test/setup.sh asks for PostgreSQL's packages, nothing else)
+	if [ "$suite" = sid ]; then
+		echo "deb $m experimental main" \
+			>"$root/etc/apt/sources.list.d/experimental.list"
 	fi
 	# A cached chroot installs only what setup.sh names (quicker); a fresh
 	# one installs as a new user's apt does, recommended packages too
@@ -230,8 +240,10 @@ run_version() {
 	rm -rf --one-file-system "$root/root/idgen" "$root"/tmp/idgen-test.* \
 		"$root"/tmp/idgen-demo.*
 	mkdir -p "$root/root/idgen"
+	# (tar, not rsync: the machine running this may have no rsync)
 	git -C "$top" ls-files -co --exclude-standard -z |
-		rsync -a --from0 --files-from=- "$top/" "$root/root/idgen/"
+		tar -C "$top" --null -T - --ignore-failed-read -cf - 2>/dev/null |
+		tar -C "$root/root/idgen" -xf -
 
 	# In the background, so that a signal ends it at once (see on_exit)
 	( {

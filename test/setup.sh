@@ -30,4 +30,16 @@ fi
 echo "setup: installing ${missing[*]}"
 export DEBIAN_FRONTEND=noninteractive
 apt-get update -qq
+# A version only in experimental (19 before its release, with experimental
+# in apt's sources as test/matrix.sh puts it): PostgreSQL's own packages
+# from there, all at once so that they match; everything else from the
+# release.  (apt-get -t experimental would take other packages, perl, from
+# experimental too, which do not match the release's.)
+if ! apt-cache madison "postgresql-$PG_MAJOR" | grep -v ' experimental/' | grep -q . &&
+	apt-cache madison "postgresql-$PG_MAJOR" | grep -q ' experimental/'; then
+	pg=(postgresql-$PG_MAJOR postgresql-server-dev-$PG_MAJOR postgresql-client-$PG_MAJOR
+		libpq-dev libpq5)
+	echo "setup: PostgreSQL $PG_MAJOR from experimental: ${pg[*]}"
+	apt-get install -y -qq "${pg[@]/%//experimental}" >/dev/null
+fi
 apt-get install -y -qq "${missing[@]}" >/dev/null
