@@ -86,6 +86,15 @@ endif
 unit:
 	$(MAKE) -C test/unit
 
+# The release zip for PGXN: idgen-<version>.zip of the committed tree (HEAD)
+# under idgen-<version>/, without what .gitattributes marks export-ignore.
+# Needs a git checkout.  (PGXS has no "dist" target of its own.)
+DISTNAME = $(EXTENSION)-$(EXTVERSION)
+DIST_ZIP ?= $(DISTNAME).zip
+.PHONY: dist
+dist:
+	git archive --format zip --prefix $(DISTNAME)/ -o $(DIST_ZIP) HEAD
+
 # Benchmark against sequences, bigserial and UUIDs (not a test): test/bench/
 .PHONY: bench
 bench:

@@ -7,6 +7,7 @@
 use strict;
 use warnings;
 
+use IO::Uncompress::Unzip;
 use JSON::PP;
 use Test::More;
 use IdgenTest;
@@ -225,6 +226,37 @@ is($meta->{provides}{idgen}{version}, $default,
 	'provides.idgen.version is the control file\'s default_version');
 ok((grep { -f $_ } repo_file("idgen--$default.sql"), glob(repo_file("idgen--*--$default.sql"))),
 	"an install or update script reaches $default");
+
+# "make dist": the release zip (git archive of HEAD) has every file
+# provides names, everything under idgen-<version>/, and nothing that
+# .gitattributes marks export-ignore
+SKIP:
+{
+	my $top = repo_file('');
+	skip 'not a git checkout (make dist archives the committed tree)', 4
+	  unless -e "$top/.git"
+	  && system("git -C '$top' rev-parse --verify -q HEAD >/dev/null 2>&1") == 0;
+	my $tmp = PostgreSQL::Test::Utils::tempdir();
+	my $zip = "$tmp/idgen-$default.zip";
+	my $out = `make -s -C '$top' dist DIST_ZIP='$zip' 2>&1`;
+	is($?, 0, 'make dist succeeds') or diag $out;
+	my %names;
+	my $u = IO::Uncompress::Unzip->new($zip);
+	if ($u)
+	{
+		for (my $status = 1; $status > 0; $status = $u->nextStream)
+		{
+			$names{ $u->getHeaderInfo->{Name} } = 1;
+		}
+	}
+	my @missing = grep { !$names{"idgen-$default/$_"} }
+	  map { ($_->{file}, $_->{docfile} // ()) } values %{ $meta->{provides} };
+	is(join(', ', @missing), '', "every provides file is in idgen-$default.zip");
+	is(join(', ', grep { !m{^idgen-\Q$default\E/} } sort keys %names), '',
+		"every entry is under idgen-$default/");
+	is(join(', ', grep { m{^idgen-[^/]+/(\.ci/|\.git)} } sort keys %names), '',
+		'no .ci/ and no git files in the zip');
+}
 
 # Each rule rejects a META.json that breaks it
 my @broken = (
