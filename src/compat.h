@@ -1,7 +1,9 @@
 /*
  * compat.h
  *		Every difference between the PostgreSQL major versions idgen builds
- *		against (15, 17 and 18), keyed on PG_VERSION_NUM.
+ *		against (15, 17, 18 and 19), keyed on PG_VERSION_NUM.  16 is built
+ *		nowhere here (it is in no Debian release); its blocks (>= 160000)
+ *		come from reading 16's release notes and headers.
  *
  * As Citus's pg_version_compat.h does: code elsewhere uses the newest
  * version's names, and this header supplies them on older versions; where a
@@ -90,6 +92,27 @@ idgen_wait_event(IdgenWait kind)
 #else
 #define idgen_database_ownercheck(dbid, roleid) \
 	pg_database_ownercheck((dbid), (roleid))
+#endif
+
+/*
+ * 19 declares get_database_oid() in catalog/pg_database.h; before, it was in
+ * commands/dbcommands.h, which callers include on every version.
+ */
+#if PG_VERSION_NUM >= 190000
+#include "catalog/pg_database.h"
+#endif
+
+/*
+ * 19's ShmemInitHash() takes one size, the number of entries (a hash table
+ * in shared memory never grows); before, an initial and a maximum size.
+ * idgen's tables are made at their full size, so the two are the same.
+ */
+#if PG_VERSION_NUM >= 190000
+#define ShmemInitHash_compat(name, init_size, max_size, infoP, hash_flags) \
+	ShmemInitHash((name), (max_size), (infoP), (hash_flags))
+#else
+#define ShmemInitHash_compat(name, init_size, max_size, infoP, hash_flags) \
+	ShmemInitHash((name), (init_size), (max_size), (infoP), (hash_flags))
 #endif
 
 #endif							/* IDGEN_COMPAT_H */

@@ -104,10 +104,10 @@ idgen_segment_shmem_init(void)
 	}
 	info.keysize = sizeof(IdgenSegmentKey);
 	info.entrysize = sizeof(IdgenSegmentSlot);
-	idgen_segment_hash = ShmemInitHash("idgen segment tags",
-									   idgen_segment_max_tags,
-									   idgen_segment_max_tags,
-									   &info, HASH_ELEM | HASH_BLOBS);
+	idgen_segment_hash = ShmemInitHash_compat("idgen segment tags",
+											  idgen_segment_max_tags,
+											  idgen_segment_max_tags,
+											  &info, HASH_ELEM | HASH_BLOBS);
 }
 
 /* Define the segment settings */
