@@ -1,11 +1,27 @@
 #!/usr/bin/env bash
 # Build, install, and show idgen on a throwaway cluster under ./tmp_demo:
 # snowflake IDs (decoded), segment IDs, gene IDs, decode/make and text forms.
+#   bash test/demo.sh --installed   use the idgen already installed (the
+#                                   Debian package, say): no build, no install
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash test/setup.sh
-. test/env.sh
-build_and_install
+installed=0
+case ${1:-} in
+--installed) installed=1 ;;
+"") ;;
+*) echo "usage: $0 [--installed]" >&2; exit 2 ;;
+esac
+if [ $installed = 1 ]; then
+	. test/env.sh
+	if [ ! -f "$("$PG_CONFIG" --sharedir)/extension/idgen.control" ]; then
+		echo "demo: idgen is not installed for PostgreSQL $PG_MAJOR" >&2
+		exit 1
+	fi
+else
+	bash test/setup.sh
+	. test/env.sh
+	build_and_install
+fi
 
 # The cluster lives under the checkout, unless the server user cannot reach
 # it there (a checkout under /root, say): then under /tmp

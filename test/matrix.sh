@@ -11,7 +11,9 @@
 # Each chroot is made with debootstrap if missing and reused if present, in
 # a cache directory outside the checkout.  The checkout's files (what git
 # tracks, plus new files it does not ignore) are copied in, and the suite
-# runs there as root, with the servers run as the chroot's postgres user.
+# runs there as root, with the servers run as the chroot's postgres user;
+# then test/package.sh (the release zip and the Debian package, installed
+# and removed), whose results count with the suite's.
 # Prints "PG N: X passed, Y failed" per version and "X passed, Y failed" in
 # total; exits non-zero if any version failed or its chroot could not be
 # made (an unreachable archive fails loudly, it is never skipped).
@@ -259,6 +261,8 @@ run_version() {
 			echo "== bash test/run.sh"
 			in_root "$root" env FUZZ_SECONDS="${FUZZ_SECONDS:-}" TAP_TESTS="${TAP_TESTS:-}" \
 				bash -c 'cd /root/idgen && bash test/run.sh'
+			echo "== bash test/package.sh"
+			in_root "$root" bash -c 'cd /root/idgen && bash test/package.sh'
 		else
 			in_root "$root" env PG_CONFIG=/usr/lib/postgresql/$n/bin/pg_config \
 				bash /root/idgen/test/setup.sh
@@ -270,6 +274,9 @@ run_version() {
 			in_root "$root" env PG_CONFIG=/usr/lib/postgresql/$n/bin/pg_config \
 				FUZZ_SECONDS="${FUZZ_SECONDS:-}" TAP_TESTS="${TAP_TESTS:-}" \
 				bash -c 'cd /root/idgen && bash test/run.sh'
+			echo "== bash test/package.sh"
+			in_root "$root" env PG_CONFIG=/usr/lib/postgresql/$n/bin/pg_config \
+				bash -c 'cd /root/idgen && bash test/package.sh'
 		fi
 		echo "== suite done in $(($(date +%s) - t0)) s"
 	} 2>&1 | tee "$log" ) &
@@ -286,6 +293,15 @@ run_version() {
 	else
 		v_failed=1
 		v_note="$v_note; the suite printed no result (log: $log)"
+	fi
+	# The release zip and the Debian package (test/package.sh) count too
+	line=$(grep -E '^package: [0-9]+ passed, [0-9]+ failed$' "$log" | tail -1)
+	if [ -n "$line" ]; then
+		v_passed=$((v_passed + $(echo "$line" | cut -d' ' -f2)))
+		v_failed=$((v_failed + $(echo "$line" | cut -d' ' -f4)))
+	else
+		v_failed=$((v_failed + 1))
+		v_note="$v_note; test/package.sh printed no result"
 	fi
 	if grep -qE '^FAILED: (demo|setup) \(exit' "$log"; then
 		v_failed=$((v_failed + 1))
