@@ -6,6 +6,7 @@
 #   make prove_installcheck  TAP tests (test/t); each starts its own servers
 #   make prove_check         the same (PGXS has no temporary installation)
 #   PROVE_TESTS="test/t/001_misuse.pl ..."  only these TAP tests
+# "make dist": idgen-<version>.zip for PGXN.  Debian packages: debian/.
 EXTENSION = idgen
 EXTVERSION = $(shell sed -n "s/^default_version *= *'\([^']*\)'.*/\1/p" idgen.control)
 MODULE_big = idgen

@@ -2,8 +2,9 @@
  * compat.h
  *		Every difference between the PostgreSQL major versions idgen builds
  *		against (15, 17, 18 and 19), keyed on PG_VERSION_NUM.  16 is built
- *		nowhere here (it is in no Debian release); its blocks (>= 160000)
- *		come from reading 16's release notes and headers.
+ *		nowhere here (it is in no Debian release): the switches at 160000
+ *		are where 16 changed the API, their two sides compiled on 15 and on
+ *		17 and later, never on 16 itself.
  *
  * As Citus's pg_version_compat.h does: code elsewhere uses the newest
  * version's names, and this header supplies them on older versions; where a
