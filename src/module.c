@@ -71,7 +71,7 @@ idgen_shmem_startup(void)
  * DROP DATABASE by its owner: first stop the database's segment worker
  * (worker.c), which would otherwise count as a session in it and make the
  * drop fail.  The next segment call in a database of that name starts a new
- * one.
+ * one.  Once dropped, the database's kept tags go (segment_keep.c).
  */
 static void
 idgen_process_utility(PlannedStmt *pstmt, const char *queryString,
@@ -79,6 +79,8 @@ idgen_process_utility(PlannedStmt *pstmt, const char *queryString,
 					  ParamListInfo params, QueryEnvironment *queryEnv,
 					  DestReceiver *dest, QueryCompletion *qc)
 {
+	Oid			dropped_db = InvalidOid;
+
 	if (IsA(pstmt->utilityStmt, DropdbStmt))
 	{
 		DropdbStmt *stmt = (DropdbStmt *) pstmt->utilityStmt;
@@ -86,6 +88,7 @@ idgen_process_utility(PlannedStmt *pstmt, const char *queryString,
 
 		if (OidIsValid(dbid) && idgen_database_ownercheck(dbid, GetUserId()))
 			idgen_worker_stop_database(dbid);
+		dropped_db = dbid;
 	}
 	if (prev_process_utility_hook)
 		prev_process_utility_hook(pstmt, queryString, readOnlyTree, context,
@@ -93,6 +96,8 @@ idgen_process_utility(PlannedStmt *pstmt, const char *queryString,
 	else
 		standard_ProcessUtility(pstmt, queryString, readOnlyTree, context,
 								params, queryEnv, dest, qc);
+	if (OidIsValid(dropped_db))
+		idgen_segment_keep_forget(dropped_db);
 }
 
 /* Module load */
@@ -115,6 +120,7 @@ _PG_init(void)
 	shmem_startup_hook = idgen_shmem_startup;
 	prev_process_utility_hook = ProcessUtility_hook;
 	ProcessUtility_hook = idgen_process_utility;
+	idgen_segment_keep_init();
 
 	/* Under Citus a worker node's segments come from the coordinator */
 	idgen_worker_register(idgen_node_id == IDGEN_NODE_AUTO ||

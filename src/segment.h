@@ -211,4 +211,11 @@ extern IdgenSegmentServerAlloc idgen_segment_server_allocate(const char *tag,
  */
 extern void idgen_segment_server_check(const char *tag);
 
+/*
+ * Tags kept when the extension is dropped (segment_keep.c): the object
+ * access hook, and the removal of a dropped database's file
+ */
+extern void idgen_segment_keep_init(void);
+extern void idgen_segment_keep_forget(Oid dbid);
+
 #endif							/* IDGEN_SEGMENT_H */
