@@ -143,6 +143,7 @@ DECLARE
     r record;
     err_msg text;
     err_detail text;
+    err_hint text;
     best timestamptz;
     best_presets text[];
     p text;
@@ -201,12 +202,24 @@ BEGIN
 
     -- The generator above the maximum, before anything is altered
     IF tag IS NULL THEN
+        -- Nothing to do when the generator has issued IDs of a later tick
+        -- already (snowflake_advance would also lift the refusal of a server
+        -- started from a backup, which one column's maximum does not justify)
+        BEGIN
+            IF old_max IS NOT NULL
+               AND idgen.id_timestamp(old_max) < (SELECT s.last_tick FROM idgen.snowflake_status() s) THEN
+                old_max := NULL;
+            END IF;
+        EXCEPTION WHEN numeric_value_out_of_range THEN
+            NULL;   -- not an ID of this layout: snowflake_advance says why
+        END;
         IF old_max IS NOT NULL THEN
             BEGIN
                 PERFORM idgen.snowflake_advance(old_max);
             EXCEPTION WHEN invalid_parameter_value THEN
                 GET STACKED DIAGNOSTICS err_msg = MESSAGE_TEXT,
-                                        err_detail = PG_EXCEPTION_DETAIL;
+                                        err_detail = PG_EXCEPTION_DETAIL,
+                                        err_hint = PG_EXCEPTION_HINT;
                 -- Heuristic: the presets under which the maximum is a time
                 -- of the past closest to now probably made these IDs
                 FOREACH p IN ARRAY ARRAY['idgen', 'twitter', 'discord',
@@ -234,13 +247,15 @@ BEGIN
                                    (SELECT string_agg(format('"%s"', x), ' or ') FROM unnest(best_presets) x),
                                    best_presets[1]);
                 ELSE
-                    hint := 'Adopt the column for a segment tag instead, generator => ''segment:<tag>''.';
+                    hint := concat_ws(' ', err_hint,
+                                      'Or adopt the column for a segment tag, generator => ''segment:<tag>''.');
                 END IF;
                 RAISE EXCEPTION 'cannot adopt column "%" of table % for snowflake IDs', col, tbl
                     USING ERRCODE = 'invalid_parameter_value',
-                          DETAIL = format('Its largest value %s lies further ahead of the clock under layout "%s" than idgen.max_lead allows (%s). %s',
-                                          old_max, current_setting('idgen.layout'), err_msg,
-                                          coalesce(err_detail, '')),
+                          DETAIL = concat_ws(' ',
+                                             format('Its largest value is %s, and the generator cannot get above it under layout "%s": %s.',
+                                                    old_max, current_setting('idgen.layout'), err_msg),
+                                             err_detail),
                           HINT = hint;
             END;
         END IF;
