@@ -120,8 +120,8 @@ $$;
 -- SECURITY INVOKER: ALTER TABLE checks ownership of every table it alters,
 -- snowflake_advance its superuser, segment_create, segment_alter and
 -- segment_export_leaf their EXECUTE grant.  The snowflake path is refused
--- at once (42501) to a role that is not a superuser.  Identifiers are quoted through regclass
--- output and format's %I, the tag through %L.
+-- at once (42501) to a role that is not a superuser.  Identifiers are
+-- quoted through regclass output and format's %I, the tag through %L.
 CREATE FUNCTION idgen.adopt_column(tbl regclass, col name,
     generator text DEFAULT 'snowflake') RETURNS void
     LANGUAGE plpgsql
