@@ -101,3 +101,255 @@ END
 $$;
 
 -- END keep tags
+
+-- BEGIN adopt
+-- idgen.adopt_column (issue 21, point 4): an existing integer key column
+-- moves to idgen in one transaction.  In this order, so that a refusal
+-- comes before anything is altered: the arguments and privileges are
+-- checked, the table is locked (ACCESS EXCLUSIVE: no row can arrive behind
+-- the maximum read next), the column's maximum is read, the generator is
+-- moved above it (snowflake_advance, or a tag created, or raised past both
+-- the maximum and its own max_id, which discards its buffered IDs), then the
+-- identity or the sequence default is dropped (an identity's sequence goes
+-- with it; a serial's owned sequence is dropped, or kept with a NOTICE when
+-- other objects use it), the column and every column that references it by
+-- a foreign key, transitively, are widened to bigint, and the new DEFAULT is
+-- set.  Any error rolls all of it back; only a snowflake generator already
+-- advanced stays advanced, which costs nothing (IDs only grow).
+--
+-- SECURITY INVOKER: ALTER TABLE checks ownership of every table it alters,
+-- snowflake_advance its superuser, segment_create, segment_alter and
+-- segment_export_leaf their EXECUTE grant.  The snowflake path is refused
+-- at once (42501) to a role that is not a superuser.  Identifiers are
+-- quoted through regclass output and format's %I, the tag through %L.
+CREATE FUNCTION idgen.adopt_column(tbl regclass, col name,
+    generator text DEFAULT 'snowflake') RETURNS void
+    LANGUAGE plpgsql
+    SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    att smallint;
+    typ oid;
+    ident "char";
+    kind "char";
+    tag text;
+    old_max bigint;
+    cur_max bigint;
+    def_oid oid;
+    owned regclass;
+    owned_name text;
+    seq regclass;
+    used regclass[];
+    r record;
+    err_msg text;
+    err_detail text;
+    err_hint text;
+    best timestamptz;
+    best_presets text[];
+    p text;
+    t timestamptz;
+    hint text;
+BEGIN
+    IF tbl IS NULL OR col IS NULL OR generator IS NULL THEN
+        RAISE EXCEPTION 'table, column and generator of adopt_column cannot be null'
+            USING ERRCODE = 'null_value_not_allowed';
+    END IF;
+    IF generator = 'snowflake' THEN
+        tag := NULL;
+    ELSIF starts_with(generator, 'segment:') AND length(generator) > 8 THEN
+        tag := substr(generator, 9);
+    ELSE
+        RAISE EXCEPTION 'invalid generator "%"', generator
+            USING ERRCODE = 'invalid_parameter_value',
+                  DETAIL = 'A generator is ''snowflake'' or ''segment:'' followed by a tag, e.g. ''segment:order''.';
+    END IF;
+
+    SELECT c.relkind INTO kind FROM pg_class c WHERE c.oid = tbl;
+    IF kind IS NULL OR kind NOT IN ('r', 'p') THEN
+        RAISE EXCEPTION '% is not a table', tbl
+            USING ERRCODE = 'wrong_object_type';
+    END IF;
+    IF NOT pg_has_role(current_user,
+                       (SELECT c.relowner FROM pg_class c WHERE c.oid = tbl), 'USAGE') THEN
+        RAISE EXCEPTION 'must be owner of table %', tbl
+            USING ERRCODE = 'insufficient_privilege';
+    END IF;
+    IF tag IS NULL AND NOT (SELECT ro.rolsuper FROM pg_roles ro WHERE ro.rolname = current_user) THEN
+        RAISE EXCEPTION 'permission denied to adopt column "%" of table % for snowflake IDs', col, tbl
+            USING ERRCODE = 'insufficient_privilege',
+                  DETAIL = 'Only a superuser may advance the snowflake generator above the column''s values.',
+                  HINT = 'The table''s owner may adopt it for a segment tag, generator => ''segment:<tag>'', given EXECUTE on idgen.segment_create, idgen.segment_alter and idgen.segment_export_leaf.';
+    END IF;
+
+    SELECT a.attnum, a.atttypid, a.attidentity INTO att, typ, ident
+      FROM pg_attribute a
+     WHERE a.attrelid = tbl AND a.attname = col AND a.attnum > 0
+       AND NOT a.attisdropped;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION 'column "%" of relation % does not exist', col, tbl
+            USING ERRCODE = 'undefined_column';
+    END IF;
+    IF typ NOT IN ('int2'::regtype, 'int4'::regtype, 'int8'::regtype) THEN
+        RAISE EXCEPTION 'column "%" of table % is of type %, not an integer type',
+                col, tbl, format_type(typ, NULL)
+            USING ERRCODE = 'datatype_mismatch',
+                  DETAIL = 'A column of type smallint, integer or bigint can be adopted; it becomes bigint.';
+    END IF;
+
+    -- No row can arrive from here on: the maximum stays the maximum
+    EXECUTE format('LOCK TABLE %s IN ACCESS EXCLUSIVE MODE', tbl);
+    EXECUTE format('SELECT max(%I)::bigint FROM %s', col, tbl) INTO old_max;
+
+    -- The generator above the maximum, before anything is altered
+    IF tag IS NULL THEN
+        -- Nothing to do when the generator has issued IDs of a later tick
+        -- already (snowflake_advance would also lift the refusal of a server
+        -- started from a backup, which one column's maximum does not justify)
+        BEGIN
+            IF old_max IS NOT NULL
+               AND idgen.id_timestamp(old_max) < (SELECT s.last_tick FROM idgen.snowflake_status() s) THEN
+                old_max := NULL;
+            END IF;
+        EXCEPTION WHEN numeric_value_out_of_range THEN
+            NULL;   -- not an ID of this layout: snowflake_advance says why
+        END;
+        IF old_max IS NOT NULL THEN
+            BEGIN
+                PERFORM idgen.snowflake_advance(old_max);
+            EXCEPTION WHEN invalid_parameter_value THEN
+                GET STACKED DIAGNOSTICS err_msg = MESSAGE_TEXT,
+                                        err_detail = PG_EXCEPTION_DETAIL,
+                                        err_hint = PG_EXCEPTION_HINT;
+                -- Heuristic: the presets under which the maximum is a time
+                -- of the past closest to now probably made these IDs
+                FOREACH p IN ARRAY ARRAY['idgen', 'twitter', 'discord',
+                        'sonyflake', 'sonyflake_v2', 'pgedge', 'vesta_max_peak',
+                        'vesta_min_granularity', 'uid_generator',
+                        'cosid_safe_js_ms', 'cosid_safe_js_s'] LOOP
+                    BEGIN
+                        t := idgen.id_timestamp(old_max, p);
+                    EXCEPTION WHEN invalid_parameter_value
+                                 OR numeric_value_out_of_range
+                                 OR datetime_field_overflow THEN
+                        CONTINUE;   -- an unknown preset, or not its ID
+                    END;
+                    IF t <= clock_timestamp() THEN
+                        IF best IS NULL OR t > best THEN
+                            best := t;
+                            best_presets := ARRAY[p];
+                        ELSIF t = best THEN
+                            best_presets := best_presets || p;
+                        END IF;
+                    END IF;
+                END LOOP;
+                IF best_presets IS NOT NULL THEN
+                    hint := format('Its largest value is a time of the recent past under preset %s, so it was probably made under that layout: a server with idgen.layout = ''%s'' and node ids the old generator never used continues above it. Or adopt the column for a segment tag, generator => ''segment:<tag>''.',
+                                   (SELECT string_agg(format('"%s"', x), ' or ') FROM unnest(best_presets) x),
+                                   best_presets[1]);
+                ELSE
+                    hint := concat_ws(' ', err_hint,
+                                      'Or adopt the column for a segment tag, generator => ''segment:<tag>''.');
+                END IF;
+                RAISE EXCEPTION 'cannot adopt column "%" of table % for snowflake IDs', col, tbl
+                    USING ERRCODE = 'invalid_parameter_value',
+                          DETAIL = concat_ws(' ',
+                                             format('Its largest value is %s, and the generator cannot get above it under layout "%s": %s.',
+                                                    old_max, current_setting('idgen.layout'), err_msg),
+                                             err_detail),
+                          HINT = hint;
+            END;
+        END IF;
+    ELSE
+        -- The tag's max_id, its row locked until the end of the transaction
+        -- (segment_export_leaf: SECURITY DEFINER, Leaf's max_id is one more)
+        BEGIN
+            SELECT e.max_id - 1 INTO cur_max
+              FROM idgen.segment_export_leaf(tag, drop_tag => false) e;
+        EXCEPTION WHEN undefined_object THEN
+            cur_max := NULL;
+        END;
+        IF cur_max IS NULL THEN
+            PERFORM idgen.segment_create(tag, start => greatest(coalesce(old_max, 0), 0) + 1);
+        ELSIF old_max IS NOT NULL THEN
+            -- Forward, past both: moving max_id also discards the IDs the
+            -- tag has buffered, which may lie below the column's maximum
+            PERFORM idgen.segment_alter(tag, max_id => greatest(old_max, cur_max + 1));
+        END IF;
+    END IF;
+
+    -- Away with the identity (its sequence goes with it) or the default
+    IF ident IN ('a', 'd') THEN
+        EXECUTE format('ALTER TABLE %s ALTER COLUMN %I DROP IDENTITY', tbl, col);
+    ELSE
+        SELECT d.oid INTO def_oid FROM pg_attrdef d
+         WHERE d.adrelid = tbl AND d.adnum = att;
+        IF def_oid IS NOT NULL THEN
+            -- The sequences the default draws from, and the one of them
+            -- owned by the column (serial, bigserial)
+            used := ARRAY(SELECT dep.refobjid::regclass FROM pg_depend dep
+                            JOIN pg_class s ON s.oid = dep.refobjid
+                           WHERE dep.classid = 'pg_attrdef'::regclass
+                             AND dep.objid = def_oid
+                             AND dep.refclassid = 'pg_class'::regclass
+                             AND s.relkind = 'S');
+            SELECT dep.objid::regclass INTO owned FROM pg_depend dep
+             WHERE dep.classid = 'pg_class'::regclass
+               AND dep.refclassid = 'pg_class'::regclass
+               AND dep.refobjid = tbl AND dep.refobjsubid = att
+               AND dep.deptype = 'a' AND dep.objid = ANY (used);
+            EXECUTE format('ALTER TABLE %s ALTER COLUMN %I DROP DEFAULT', tbl, col);
+            IF owned IS NOT NULL THEN
+                owned_name := owned::text;
+                BEGIN
+                    EXECUTE format('DROP SEQUENCE %s', owned);
+                EXCEPTION WHEN dependent_objects_still_exist THEN
+                    EXECUTE format('ALTER SEQUENCE %s OWNED BY NONE', owned);
+                    RAISE NOTICE 'sequence % is kept, no longer owned by column "%" of table %',
+                            owned_name, col, tbl
+                        USING DETAIL = 'Other objects depend on it.';
+                END;
+            END IF;
+            FOREACH seq IN ARRAY used LOOP
+                IF seq IS DISTINCT FROM owned THEN
+                    RAISE NOTICE 'sequence % is no longer used by column "%" of table %, and is kept',
+                        seq, col, tbl;
+                END IF;
+            END LOOP;
+        END IF;
+    END IF;
+
+    -- Widen the column and, transitively, every column that references it
+    -- by a foreign key (only the matching column of a multi-column key;
+    -- partitions' copies of a constraint follow their parent's)
+    FOR r IN
+        WITH RECURSIVE refs(rel, attnum) AS (
+            SELECT tbl::oid, att
+          UNION
+            SELECT c.conrelid, k.conkey
+              FROM refs
+              JOIN pg_constraint c ON c.confrelid = refs.rel
+                   AND c.contype = 'f' AND c.conparentid = 0
+             CROSS JOIN LATERAL unnest(c.conkey, c.confkey) AS k(conkey, confkey)
+             WHERE k.confkey = refs.attnum
+        )
+        SELECT refs.rel::regclass AS rel,
+               string_agg(format('ALTER COLUMN %I TYPE bigint', a.attname), ', '
+                          ORDER BY a.attnum) AS alters
+          FROM refs
+          JOIN pg_attribute a ON a.attrelid = refs.rel AND a.attnum = refs.attnum
+         WHERE a.atttypid IN ('int2'::regtype, 'int4'::regtype)
+         GROUP BY refs.rel
+         ORDER BY refs.rel = tbl::oid DESC, refs.rel
+    LOOP
+        EXECUTE format('ALTER TABLE %s %s', r.rel, r.alters);
+    END LOOP;
+
+    EXECUTE format('ALTER TABLE %s ALTER COLUMN %I SET DEFAULT %s', tbl, col,
+                   CASE WHEN tag IS NULL THEN 'idgen.snowflake_nextval()'
+                        ELSE format('idgen.segment_nextval(%L::text)', tag) END);
+END
+$$;
+COMMENT ON FUNCTION idgen.adopt_column(regclass, name, text) IS
+    'Move an existing integer key column to idgen in one transaction: widen it and the columns referencing it to bigint, drop its identity or sequence default, set a snowflake or segment DEFAULT, and make every later ID greater than its largest value';
+REVOKE ALL ON FUNCTION idgen.adopt_column(regclass, name, text) FROM PUBLIC;
+-- END adopt

@@ -12,7 +12,8 @@
 #    (segment_dropped) and one in use;
 #  - pg_restore --clean of a dump older than the tags' last allocations:
 #    the restored tags continue above every ID handed out, none repeats;
-#  - DROP DATABASE removes the database's kept tags.
+#  - DROP DATABASE removes the database's kept tags;
+#  - DROP EXTENSION in idgen.database warns that snowflake IDs stop.
 use strict;
 use warnings;
 use PostgreSQL::Test::Cluster;
@@ -90,6 +91,14 @@ my $dboid = $node->safe_psql('postgres', q{SELECT oid FROM pg_database WHERE dat
 ok(-e $node->data_dir . "/idgen.tags.$dboid", 'the kept tags are in the data directory');
 $node->safe_psql('postgres', 'DROP DATABASE app');
 ok(!-e $node->data_dir . "/idgen.tags.$dboid", 'DROP DATABASE removes them');
+
+# DROP EXTENSION in idgen.database stops snowflake IDs of the whole server:
+# it says so, with a hint
+($ret, $out, $err) = try_sql($node, 'DROP EXTENSION idgen');
+is($ret, 0, 'DROP EXTENSION idgen in idgen.database goes through');
+like($err, qr/WARNING:  01000: snowflake IDs of every database of this server stop until extension idgen is created again in database "postgres"/,
+	'with a warning that snowflake IDs stop');
+like($err, qr/HINT:  Run CREATE EXTENSION idgen in this database again/, 'and a hint');
 
 $node->stop;
 done_testing();
