@@ -74,6 +74,11 @@
  *					set by the worker (only if no other runs for the
  *					database), under the mutex too, and read without it to
  *					set the latch (a stale number: a spurious wake-up).
+ *	problem			pg_atomic; why the idgen worker cannot keep the
+ *					reservation (IdgenWorkerProblem): written by the idgen
+ *					and remote workers (one atomic exchange each; whoever
+ *					changes it logs the new value once), read by a caller's
+ *					error when the worker has not reserved in time.
  *
  * "idgen lease" (IdgenSnowflakeLease, snowflake.h)
  *	word			pg_atomic; the remote worker alone, one atomic write
