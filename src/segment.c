@@ -227,7 +227,7 @@ wake_allocator(bool need)
 						get_database_name(MyDatabaseId)),
 				 errdetail("Segment IDs of a database other than idgen.database (\"%s\") are allocated by a background worker of that database, and no background worker slot is free.",
 						   idgen_database),
-				 errhint("Raise max_worker_processes, and restart the server: idgen's workers take the idgen worker's slot (two with idgen.node_id = 'auto' or idgen.segment_server) and up to idgen.segment_max_workers (%d) more, besides those of parallel query and logical replication.",
+				 errhint("Raise max_worker_processes, and restart the server: idgen's workers take the idgen worker's slot (two with idgen.node_id = 'auto', idgen.segment_server or Citus) and up to idgen.segment_max_workers (%d) more, besides those of parallel query and logical replication.",
 						 idgen_segment_max_workers)));
 }
 
