@@ -517,6 +517,29 @@ REVOKE ALL ON FUNCTION idgen.segment_export_leaf(text, boolean) FROM PUBLIC;
 
 -- BEGIN node leases
 
+-- The bounds a node registry and a central segment server enforce, read
+-- from the serving server's own configuration.  Calling this function loads
+-- the library, which defines both settings (also without the preload) as
+-- reload-only: a caller's SET, set_config or ALTER ROLE/DATABASE ... SET
+-- cannot change them, only postgresql.conf or ALTER SYSTEM can.
+CREATE FUNCTION idgen.serving_settings(OUT node_lease_guard interval,
+    OUT segment_max_step bigint)
+    RETURNS record
+    LANGUAGE C STABLE PARALLEL RESTRICTED
+    AS 'MODULE_PATHNAME', 'serving_settings';
+COMMENT ON FUNCTION idgen.serving_settings() IS
+    'Bounds this server enforces as node registry (idgen.node_lease_guard) and central segment server (idgen.segment_max_step), from its own configuration only';
+
+-- One row per namespace; node_lease_acquire locks its namespace's row to
+-- take one lease at a time.  No other role may read or lock it (unlike an
+-- advisory lock, which any role can take).
+CREATE TABLE idgen.node_lease_lock (
+    namespace text PRIMARY KEY
+);
+COMMENT ON TABLE idgen.node_lease_lock IS
+    'Lock rows of node_lease_acquire, one per namespace: acquisitions in a namespace take one at a time';
+REVOKE ALL ON TABLE idgen.node_lease_lock FROM PUBLIC;
+
 -- Node ids leased to servers with idgen.node_id = 'auto' (src/lease.c).
 -- Used only in the registry database named by their idgen.node_registry.
 -- The functions below are SECURITY DEFINER, so the role servers connect as
@@ -556,14 +579,15 @@ CREATE FUNCTION idgen.node_lease_acquire(lease_namespace text,
 AS $$
 DECLARE
     r record;
-    guard interval := coalesce(current_setting('idgen.node_lease_guard', true)::interval,
-                               interval '10 s');
+    guard interval := (SELECT s.node_lease_guard FROM idgen.serving_settings() s);
     lease interval := greatest(coalesce(lease_ms, 0), 1000) * interval '1 ms';
     top int := least(coalesce(max_node, -1), 1048574);
 BEGIN
     -- One acquisition at a time in a namespace; renewals are not blocked
-    PERFORM pg_advisory_xact_lock(hashtext('idgen.node_lease'),
-                                  hashtext(lease_namespace));
+    INSERT INTO idgen.node_lease_lock AS k (namespace)
+    VALUES (lease_namespace) ON CONFLICT DO NOTHING;
+    PERFORM FROM idgen.node_lease_lock k
+    WHERE k.namespace = lease_namespace FOR UPDATE;
 
     SELECT l.node_id, l.instance, l.last_tick INTO r
     FROM idgen.node_lease l
@@ -671,8 +695,7 @@ AS $$
 DECLARE
     r record;
     s bigint;
-    server_max bigint := coalesce(nullif(current_setting('idgen.segment_max_step', true), '')::bigint,
-                                  1000000);
+    server_max bigint := (SELECT s.segment_max_step FROM idgen.serving_settings() s);
 BEGIN
     PERFORM set_config('synchronous_commit', 'on', true);
     SELECT a.max_id, a.step INTO r

@@ -108,6 +108,8 @@ extern HTAB *idgen_segment_hash;
 extern Size idgen_segment_shmem_size(void);
 extern void idgen_segment_shmem_init(void);
 extern void idgen_segment_define_gucs(void);
+/* The central server's bound alone, also without the preload (module.c) */
+extern void idgen_segment_define_serving_gucs(void);
 
 /* Settings (segment.c) */
 extern int	idgen_segment_max_tags;

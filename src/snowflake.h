@@ -176,6 +176,8 @@ extern int	idgen_node_guard_ms;
 
 /* Module load and shared memory (snowflake_lease.c, called from module.c) */
 extern void idgen_snowflake_lease_define_gucs(void);
+/* The registry's bound alone, also without the preload (module.c) */
+extern void idgen_snowflake_lease_define_serving_gucs(void);
 extern Size idgen_snowflake_lease_shmem_size(void);
 extern void idgen_snowflake_lease_shmem_init(void);
 

@@ -41,17 +41,27 @@ extern void idgen_worker_wake(void);
 /* Wake both workers, if they run (segments may be either's work) */
 extern void idgen_worker_wake_all(void);
 
+/* What idgen_worker_wake_database did */
+typedef enum IdgenWakeResult
+{
+	IDGEN_WAKE_OK,				/* woken or started */
+	IDGEN_WAKE_QUEUED,			/* idgen.segment_max_workers run for other
+								 * databases: one will make room; call again */
+	IDGEN_WAKE_NO_SLOT			/* no free background worker slot */
+} IdgenWakeResult;
+
 /*
  * Wake the segment worker of database dbid (not idgen.database), starting
- * it if it does not run; false when it could not be started (no free
- * background worker slot).
+ * it if it does not run and fewer than idgen.segment_max_workers do.
  */
-extern bool idgen_worker_wake_database(Oid dbid);
+extern IdgenWakeResult idgen_worker_wake_database(Oid dbid);
 
 /*
  * Stop the segment worker of database dbid, if it runs, and wait until it
- * has gone: called before DROP DATABASE (module.c), which refuses to drop a
- * database with a session in it, as it stops autovacuum's workers itself
+ * has gone: called before DROP DATABASE, CREATE DATABASE ... TEMPLATE and
+ * ALTER DATABASE ... RENAME TO / SET TABLESPACE (module.c), which refuse a
+ * database with a session in it (PostgreSQL stops autovacuum's workers
+ * itself)
  */
 extern void idgen_worker_stop_database(Oid dbid);
 
