@@ -98,12 +98,20 @@ sub check_ids
 	return;
 }
 
+# The reason a client is skipped, also shown where test/run.sh prints it
+sub why
+{
+	my ($reason) = @_;
+	diag("skipped: $reason");
+	return $reason;
+}
+
 my $py = 'python3';
 my $have_python = works([ $py, '-c', 'pass' ]);
 
 SKIP:
 {
-	skip 'psycopg: python3-psycopg is not installed', 4
+	skip why('psycopg: python3-psycopg is not installed'), 4
 	  unless $have_python && works([ $py, '-c', 'import psycopg' ]);
 	my ($ok, $out, $err) = run_cmd([ $py, write_file("$dir/psycopg_example.py", $block{psycopg}{code}) ]);
 	ok($ok, 'psycopg example runs') or diag($err);
@@ -115,8 +123,8 @@ SKIP:
 	my $v = $have_python && works([ $py, '-c', 'import psycopg, sqlalchemy' ])
 	  ? (run_cmd([ $py, '-c', 'import sqlalchemy; print(sqlalchemy.__version__)' ]))[1] : '';
 	chomp $v;
-	skip 'SQLAlchemy: python3-sqlalchemy or python3-psycopg is not installed', 4 if $v eq '';
-	skip "SQLAlchemy $v has no psycopg 3 dialect (2.0 and later)", 4 unless $v =~ /^(\d+)/ && $1 >= 2;
+	skip why('SQLAlchemy: python3-sqlalchemy or python3-psycopg is not installed'), 4 if $v eq '';
+	skip why("SQLAlchemy $v has no psycopg 3 dialect (2.0 and later)"), 4 unless $v =~ /^(\d+)/ && $1 >= 2;
 	my ($ok, $out, $err) = run_cmd([ $py, write_file("$dir/sqlalchemy_example.py", $block{sqlalchemy}{code}) ]);
 	ok($ok, "SQLAlchemy $v example runs") or diag($err);
 	check_ids('SQLAlchemy', 'sa_orders', printed_ids($out), 2);
@@ -127,8 +135,8 @@ SKIP:
 	my $v = $have_python && works([ $py, '-c', 'import psycopg, django' ])
 	  ? (run_cmd([ $py, '-c', 'import django; print(django.get_version())' ]))[1] : '';
 	chomp $v;
-	skip 'Django: python3-django or python3-psycopg is not installed', 8 if $v eq '';
-	skip "Django $v does not use psycopg 3 (4.2 and later)", 8
+	skip why('Django: python3-django or python3-psycopg is not installed'), 8 if $v eq '';
+	skip why("Django $v does not use psycopg 3 (4.2 and later)"), 8
 	  unless $v =~ /^(\d+)\.(\d+)/ && ($1 > 4 || ($1 == 4 && $2 >= 2));
 	my $proj = "$dir/django";
 	make_path("$proj/shop/migrations");
@@ -173,8 +181,8 @@ DATABASES = {"default": {
 SKIP:
 {
 	my $jar = '/usr/share/java/postgresql.jar';
-	skip 'pgJDBC: libpostgresql-jdbc-java is not installed', 5 unless -e $jar;
-	skip 'pgJDBC: no javac (default-jdk-headless)', 5 unless works([ 'javac', '-version' ]);
+	skip why('pgJDBC: libpostgresql-jdbc-java is not installed'), 5 unless -e $jar;
+	skip why('pgJDBC: no javac (default-jdk-headless)'), 5 unless works([ 'javac', '-version' ]);
 	my $jdir = "$dir/jdbc";
 	make_path($jdir);
 	my $src = write_file("$jdir/Orders.java", $block{jdbc}{code});
@@ -188,8 +196,8 @@ SKIP:
 SKIP:
 {
 	my $nodejs = works([ 'node', '-e', '1' ]) ? 'node' : works([ 'nodejs', '-e', '1' ]) ? 'nodejs' : undef;
-	skip 'node-postgres: nodejs is not installed', 12 unless $nodejs;
-	skip 'node-postgres: node-pg is not installed', 12 unless works([ $nodejs, '-e', "require('pg')" ]);
+	skip why('node-postgres: nodejs is not installed'), 12 unless $nodejs;
+	skip why('node-postgres: node-pg is not installed'), 12 unless works([ $nodejs, '-e', "require('pg')" ]);
 	my ($ok, $out, $err) = run_cmd([ $nodejs, write_file("$dir/node_example.js", $block{node}{code}) ]);
 	ok($ok, 'node-postgres example runs') or diag($err);
 	my @lines = $out =~ /^id (\d+) (\S+) (\S+) (\S+)$/mg;
