@@ -22,7 +22,7 @@ plan skip_all => "pglogical is not installed (Debian: postgresql-$major-pglogica
 
 my ($m1, $m2) = make_masters(
 	libraries => ['pglogical'],
-	plugins => [ 'pgoutput', 'test_decoding', 'pglogical', 'pglogical_output' ]);
+	plugins => [ 'pgoutput', 'test_decoding', 'pglogical_output' ]);
 
 for my $m ($m1, $m2)
 {
