@@ -7,6 +7,27 @@
 -- and ended by "-- END <feature>", so that parallel work merges cleanly.
 -- Every new function, table and view gets a COMMENT (t/095_upgrade.pl checks).
 
+-- BEGIN schema
+
+-- Schema idgen becomes a member of the extension, as in a new install
+-- (src/idgen.sql, built into idgen--0.4.0.sql), so DROP EXTENSION idgen
+-- removes it.  Up to 0.3.0 the control file named schema idgen, which
+-- PostgreSQL creates before the extension (so it is no member) and records
+-- as the extension's schema; a schema that holds the extension cannot
+-- become its member.  So the extension moves to pg_catalog, as the control
+-- file now names it for a new install (the extension's schema is only
+-- where pg_extension says it lives: every object stays in schema idgen).
+UPDATE pg_catalog.pg_extension SET extnamespace = 'pg_catalog'::regnamespace
+WHERE extname = 'idgen';
+DELETE FROM pg_catalog.pg_depend
+WHERE classid = 'pg_catalog.pg_extension'::regclass
+  AND objid = (SELECT e.oid FROM pg_catalog.pg_extension e WHERE e.extname = 'idgen')
+  AND refclassid = 'pg_catalog.pg_namespace'::regclass;
+ALTER EXTENSION idgen ADD SCHEMA idgen;
+COMMENT ON SCHEMA idgen IS 'idgen: 64-bit ID generators';
+
+-- END schema
+
 -- BEGIN advance
 
 -- A superuser makes every later snowflake and gene ID of this server larger

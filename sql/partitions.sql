@@ -31,7 +31,7 @@ SELECT l AS layout, idgen.id_interval('1 day', l) AS day,
        idgen.id_floor('2026-11-25 00:00+00', l) % idgen.id_interval('1 day', l) = 0 AS multiple_of_day
 FROM unnest(ARRAY['idgen', 'twitter', 'discord', 'sonyflake', 'vesta_max_peak',
                   'vesta_max_peak,method=1', 'vesta_min_granularity',
-                  'cosid_safe_js_ms', 'cosid_safe_js_s']) l
+                  'cosid_safe_js_ms', 'cosid_safe_js_s', 'pgedge', 'sonyflake_v2']) l
 ORDER BY 1;
 -- uid_generator's 28 bits of seconds ran out in 2024; its width still is
 SELECT idgen.id_interval('1 day', 'uid_generator') = (86400::bigint << 35) AS uid_day;

@@ -135,7 +135,7 @@ validate_startup_settings(const char *raw_layout, const char *raw_node)
 				 errmsg("invalid value for parameter \"idgen.layout\": \"%s\"",
 						raw_layout),
 				 errdetail("%s.", err),
-				 errhint("Use a preset (idgen, twitter, discord, sonyflake, vesta_max_peak, vesta_min_granularity, uid_generator, cosid_safe_js_ms, cosid_safe_js_s) or a spec such as 'ts=41,node=10,seq=12,unit=1ms,epoch=2024-01-01'.")));
+				 errhint("Use a preset (idgen, twitter, discord, sonyflake, vesta_max_peak, vesta_min_granularity, uid_generator, cosid_safe_js_ms, cosid_safe_js_s, pgedge, sonyflake_v2) or a spec such as 'ts=41,node=10,seq=12,unit=1ms,epoch=2024-01-01'.")));
 
 	if (!parse_node_id(raw_node, &idgen_node_id))
 		ereport(ERROR,
@@ -255,7 +255,7 @@ idgen_layout_arg(const char *spec, IdgenLayout *buf)
 				(errcode(layout_errcode(why)),
 				 errmsg("invalid layout \"%s\"", spec),
 				 errdetail("%s.", err),
-				 errhint("Use a preset (idgen, twitter, discord, sonyflake, vesta_max_peak, vesta_min_granularity, uid_generator, cosid_safe_js_ms, cosid_safe_js_s) or a spec such as 'ts=41,node=10,seq=12,unit=1ms,epoch=2024-01-01'.")));
+				 errhint("Use a preset (idgen, twitter, discord, sonyflake, vesta_max_peak, vesta_min_granularity, uid_generator, cosid_safe_js_ms, cosid_safe_js_s, pgedge, sonyflake_v2) or a spec such as 'ts=41,node=10,seq=12,unit=1ms,epoch=2024-01-01'.")));
 	if (cached_spec)
 		pfree(cached_spec);
 	cached_spec = MemoryContextStrdup(TopMemoryContext, spec);

@@ -74,6 +74,12 @@
  *					set by the worker (only if no other runs for the
  *					database), under the mutex too, and read without it to
  *					set the latch (a stale number: a spurious wake-up).
+ *	problem			pg_atomic; why the idgen worker cannot keep the
+ *					reservation (IdgenWorkerProblem): written by the idgen
+ *					and remote workers, each write one atomic exchange (whoever
+ *					changes the value logs the new one, so it is logged once)
+ *					or, on exit while connecting, one atomic write; read by a
+ *					caller's error when the worker has not reserved in time.
  *
  * "idgen lease" (IdgenSnowflakeLease, snowflake.h)
  *	word			pg_atomic; the remote worker alone, one atomic write

@@ -109,6 +109,44 @@ note_wall_tick(int64 now_tick)
 	pg_atomic_write_u64(&idgen_snowflake->wall_tick, (uint64) now_tick);
 }
 
+/*
+ * Raise the error of a caller the worker has not covered within
+ * idgen.worker_wait_timeout, naming the worker's problem when it knows it
+ */
+static void
+report_not_reserved(void)
+{
+	switch (idgen_worker_problem())
+	{
+		case IDGEN_WORKER_NO_DATABASE:
+			ereport(ERROR,
+					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+					 errmsg("could not generate a snowflake ID: the idgen worker has not reserved its time range"),
+					 errdetail("Database \"%s\" named by idgen.database does not exist; the worker keeps the reservation there.",
+							   idgen_database),
+					 errhint("Create database \"%s\" and run CREATE EXTENSION idgen in it, or set idgen.database to the database where extension idgen is installed and restart the server.",
+							 idgen_database)));
+			break;
+		case IDGEN_WORKER_NO_EXTENSION:
+			ereport(ERROR,
+					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+					 errmsg("could not generate a snowflake ID: the idgen worker has not reserved its time range"),
+					 errdetail("Extension idgen is not installed in database \"%s\" named by idgen.database, where the worker keeps the reservation.",
+							   idgen_database),
+					 errhint("Run CREATE EXTENSION idgen in database \"%s\".",
+							 idgen_database)));
+			break;
+		default:
+			break;
+	}
+	ereport(ERROR,
+			(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+			 errmsg("could not generate a snowflake ID: the idgen worker has not reserved its time range"),
+			 errdetail("IDs are handed out only after the worker has made a reservation durable in database \"%s\".",
+					   idgen_database),
+			 errhint("Make sure extension idgen is installed in the database named by idgen.database and that the \"idgen worker\" process is running.")));
+}
+
 /* The error of a server that refuses IDs (idgen_snowflake_blocked_why) */
 static void
 report_blocked(void)
@@ -518,12 +556,7 @@ idgen_snowflake_next(int gene_bits, uint64 gene)
 									  idgen_wait_event(IDGEN_WAIT_RESERVATION)))
 			{
 				ConditionVariableCancelSleep();
-				ereport(ERROR,
-						(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-						 errmsg("could not generate a snowflake ID: the idgen worker has not reserved its time range"),
-						 errdetail("IDs are handed out only after the worker has made a reservation durable in database \"%s\".",
-								   idgen_database),
-						 errhint("Make sure extension idgen is installed in the database named by idgen.database and that the \"idgen worker\" process is running.")));
+				report_not_reserved();
 			}
 			old = pg_atomic_read_u64(&idgen_snowflake->state);
 			continue;

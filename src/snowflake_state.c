@@ -510,9 +510,11 @@ idgen_snowflake_state_step(long *sleep_ms)
 	{
 		/* Extension not installed here (yet): look again soon */
 		idgen_snowflake_revoke_reservation();
+		idgen_worker_note_problem(IDGEN_WORKER_NO_EXTENSION);
 		*sleep_ms = Min(*sleep_ms, 1000);
 		return;
 	}
+	idgen_worker_note_problem(IDGEN_WORKER_OK);
 
 	/* Never wait for a lock held by someone else: try again soon */
 	if (!ConditionalLockRelationOid(relid, RowExclusiveLock))

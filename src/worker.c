@@ -26,6 +26,13 @@
  * long) and is started again when a backend needs a segment.  It is not restarted by the postmaster: the next
  * backend that needs it starts it.
  *
+ * When idgen.database does not exist, connecting to it ends the process
+ * (FATAL).  The next start of the worker then connects to no database, only
+ * to the shared catalogs, logs once that the database is missing and looks
+ * for it every second; once it exists the process exits and the postmaster
+ * starts it again, connected.  A missing database is thus one FATAL and one
+ * WARNING in the log, not a FATAL every second.
+ *
  * The steps are the components' (worker.h); this file includes none of
  * their headers.  Shared memory: "idgen worker" in idgen.h.
  */
@@ -45,6 +52,7 @@
 #include "storage/shmem.h"
 #include "storage/spin.h"
 #include "tcop/tcopprot.h"
+#include "utils/builtins.h"
 #include "utils/guc.h"
 #include "utils/snapmgr.h"
 
@@ -72,6 +80,7 @@ typedef struct WorkerShared
 {
 	pg_atomic_uint32 procno[2]; /* [0] idgen worker, [1] remote worker;
 								 * each written by that worker */
+	pg_atomic_uint32 problem;	/* IdgenWorkerProblem; see idgen.h */
 	slock_t		mutex;			/* protects the entries of db[] */
 	int			ndb;			/* length of db[] */
 	DatabaseWorker db[FLEXIBLE_ARRAY_MEMBER];
@@ -99,6 +108,7 @@ idgen_worker_shmem_init(void)
 	{
 		pg_atomic_init_u32(&ws->procno[0], INVALID_PROC_NUMBER);
 		pg_atomic_init_u32(&ws->procno[1], INVALID_PROC_NUMBER);
+		pg_atomic_init_u32(&ws->problem, IDGEN_WORKER_OK);
 		SpinLockInit(&ws->mutex);
 		ws->ndb = max_worker_processes;
 		for (int i = 0; i < ws->ndb; i++)
@@ -279,6 +289,86 @@ idgen_worker_running(void)
 	return pg_atomic_read_u32(&ws->procno[0]) != INVALID_PROC_NUMBER;
 }
 
+/* See worker.h */
+IdgenWorkerProblem
+idgen_worker_problem(void)
+{
+	return (IdgenWorkerProblem) pg_atomic_read_u32(&ws->problem);
+}
+
+/* See worker.h */
+void
+idgen_worker_note_problem(IdgenWorkerProblem problem)
+{
+	if (pg_atomic_exchange_u32(&ws->problem, (uint32) problem) == (uint32) problem)
+		return;
+	if (problem == IDGEN_WORKER_NO_DATABASE)
+		ereport(WARNING,
+				(errcode(ERRCODE_UNDEFINED_DATABASE),
+				 errmsg("database \"%s\" named by idgen.database does not exist",
+						idgen_database),
+				 errdetail("The idgen worker keeps the snowflake reservation there: no snowflake ID is issued until the database exists and has extension idgen. The worker looks for it every second."),
+				 errhint("Create it (CREATE DATABASE %s) and run CREATE EXTENSION idgen in it, or set idgen.database to the database where extension idgen is installed and restart the server.",
+						 quote_identifier(idgen_database))));
+	else if (problem == IDGEN_WORKER_NO_EXTENSION)
+		ereport(LOG,
+				(errmsg("extension idgen is not installed in database \"%s\" named by idgen.database",
+						idgen_database),
+				 errdetail("The idgen worker keeps the snowflake reservation there: no snowflake ID is issued until the extension is installed."),
+				 errhint("Run CREATE EXTENSION idgen in database \"%s\".",
+						 idgen_database)));
+}
+
+/*
+ * Set while a worker connects to idgen.database: if the process ends then
+ * (FATAL), the next start looks for the database first
+ */
+static bool connecting = false;
+
+/* On exit while connecting, have the next start look for the database */
+static void
+connect_exit(int code, Datum arg)
+{
+	if (connecting && idgen_worker_problem() != IDGEN_WORKER_NO_DATABASE)
+		pg_atomic_write_u32(&ws->problem, IDGEN_WORKER_CONNECT_FAILED);
+}
+
+/*
+ * The last start could not connect to idgen.database: connected to no
+ * database, wait until it exists (logging once that it does not), then
+ * exit so that the postmaster starts the worker again, connected.  When it
+ * exists already (the connection failed for another reason) exit at once:
+ * the restart interval spaces the attempts.
+ */
+static void
+wait_for_database(void)
+{
+	BackgroundWorkerInitializeConnection(NULL, NULL, 0);
+	pgstat_report_activity(STATE_RUNNING, "idgen: waiting for idgen.database");
+	for (;;)
+	{
+		Oid			dbid;
+
+		CHECK_FOR_INTERRUPTS();
+		StartTransactionCommand();
+		dbid = get_database_oid(idgen_database, true);
+		CommitTransactionCommand();
+		if (OidIsValid(dbid))
+		{
+			if (idgen_worker_problem() == IDGEN_WORKER_NO_DATABASE)
+				ereport(LOG,
+						(errmsg("database \"%s\" named by idgen.database exists now",
+								idgen_database)));
+			idgen_worker_note_problem(IDGEN_WORKER_OK);
+			proc_exit(1);
+		}
+		idgen_worker_note_problem(IDGEN_WORKER_NO_DATABASE);
+		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+						 1000, idgen_wait_event(IDGEN_WAIT_RESERVATION));
+		ResetLatch(MyLatch);
+	}
+}
+
 /* Register a background worker: the idgen worker, or the remote one */
 static void
 register_worker(bool remote)
@@ -408,7 +498,19 @@ idgen_worker_main(Datum main_arg)
 	pqsignal(SIGTERM, die);
 	BackgroundWorkerUnblockSignals();
 
+	switch (idgen_worker_problem())
+	{
+		case IDGEN_WORKER_CONNECT_FAILED:
+		case IDGEN_WORKER_NO_DATABASE:
+			wait_for_database();	/* does not return */
+			break;
+		default:
+			break;
+	}
+	before_shmem_exit(connect_exit, (Datum) 0);
+	connecting = true;
 	BackgroundWorkerInitializeConnection(idgen_database, NULL, 0);
+	connecting = false;
 	set_worker_options();
 
 	before_shmem_exit(worker_exit, BoolGetDatum(remote));

@@ -59,6 +59,24 @@ extern void idgen_worker_stop_database(Oid dbid);
 extern bool idgen_worker_running(void);
 
 /*
+ * Why the idgen worker cannot keep the snowflake reservation: what a
+ * caller's error names when the worker has not reserved in time
+ */
+typedef enum IdgenWorkerProblem
+{
+	IDGEN_WORKER_OK = 0,		/* none known */
+	IDGEN_WORKER_CONNECT_FAILED,	/* its last start ended while connecting
+									 * to idgen.database */
+	IDGEN_WORKER_NO_DATABASE,	/* idgen.database does not exist */
+	IDGEN_WORKER_NO_EXTENSION	/* extension idgen is not installed there */
+} IdgenWorkerProblem;
+
+extern IdgenWorkerProblem idgen_worker_problem(void);
+
+/* Record the worker's problem; a new one is logged once */
+extern void idgen_worker_note_problem(IdgenWorkerProblem problem);
+
+/*
  * The steps, one call per round of the loop; each may lower *sleep_ms, the
  * time until the next round.
  *
