@@ -504,3 +504,32 @@ END
 $$;
 
 -- END serving bounds
+
+-- BEGIN partitions
+
+-- Partitioning a table by ID, by time (docs/partitions.md): id_floor is a
+-- partition bound (the smallest ID of a time), id_interval the width of a
+-- duration in IDs (pg_partman's p_interval for an integer control column).
+-- Like id_make: STABLE with the server's layout, IMMUTABLE with a named one.
+CREATE FUNCTION idgen.id_floor(ts timestamptz) RETURNS bigint
+    AS 'MODULE_PATHNAME', 'id_floor'
+    LANGUAGE C STABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION idgen.id_floor(timestamptz) IS
+    'Smallest ID of that time under the server''s layout, id_make(ts, 0, 0): a partition bound';
+CREATE FUNCTION idgen.id_floor(ts timestamptz, layout text) RETURNS bigint
+    AS 'MODULE_PATHNAME', 'id_floor'
+    LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION idgen.id_floor(timestamptz, text) IS
+    'Smallest ID of that time under the layout, id_make(ts, 0, 0, layout): a partition bound';
+CREATE FUNCTION idgen.id_interval(span interval) RETURNS bigint
+    AS 'MODULE_PATHNAME', 'id_interval'
+    LANGUAGE C STABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION idgen.id_interval(interval) IS
+    'ID width of a duration under the server''s layout (a whole number of ticks, no months): a partition interval';
+CREATE FUNCTION idgen.id_interval(span interval, layout text) RETURNS bigint
+    AS 'MODULE_PATHNAME', 'id_interval'
+    LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION idgen.id_interval(interval, text) IS
+    'ID width of a duration under the layout (a whole number of ticks, no months): a partition interval';
+
+-- END partitions

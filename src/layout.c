@@ -663,3 +663,31 @@ idgen_layout_ts_max(const IdgenLayout *l)
 		m = years;
 	return (int64_t) m;
 }
+
+/*
+ * ID width of a duration of us microseconds; see layout.h.  Every layout
+ * idgen parses puts the timestamp above the node and the sequence (custom
+ * specs must start with it), so IDGEN_SPAN_NOT_TS_FIRST guards the arithmetic
+ * rather than a layout a user can give.  Constant fields above the
+ * timestamp (Vesta's version, type and method) hold one value per layout,
+ * so the IDs of a time span are still one integer interval.
+ */
+IdgenSpanResult
+idgen_span_width(const IdgenLayout *l, int64_t us, int64_t *width)
+{
+	int64_t		ticks;
+
+	if (us <= 0)
+		return IDGEN_SPAN_NOT_POSITIVE;
+	if ((l->node.bits > 0 && l->node.shift > l->ts.shift) ||
+		(l->seq.bits > 0 && l->seq.shift > l->ts.shift))
+		return IDGEN_SPAN_NOT_TS_FIRST;
+	if (us % l->unit_us != 0)
+		return IDGEN_SPAN_NOT_WHOLE_TICKS;
+	ticks = us / l->unit_us;
+	if ((uint64_t) ticks > idgen_field_max(l->ts.bits) ||
+		(uint64_t) ticks > (((uint64_t) INT64_MAX) >> l->ts.shift))
+		return IDGEN_SPAN_TOO_LONG;
+	*width = (int64_t) ((uint64_t) ticks << l->ts.shift);
+	return IDGEN_SPAN_OK;
+}

@@ -664,6 +664,75 @@ test_tick_of(void)
 	}
 }
 
+/*
+ * ID width of a duration: the default layout's day is 86,400,000 ms << 22;
+ * the IDs of any span of that width starting on a tick are exactly
+ * [floor, floor + width) (the last ID of the span is below the bound, the
+ * next span's first ID is on it); durations that are not whole ticks, not
+ * positive or longer than the timestamp field are refused
+ */
+static void
+test_span_width(void)
+{
+	static const char *const names[] = {
+		"idgen", "twitter", "discord", "sonyflake", "vesta_max_peak",
+		"vesta_min_granularity", "uid_generator", "cosid_safe_js_ms",
+		"cosid_safe_js_s", "vesta_max_peak,method=2", "pgedge", "sonyflake_v2",
+	};
+	IdgenLayout l = layout("idgen");
+	IdgenLayout bad;
+	int64_t		w = -1;
+	const int64_t day = INT64_C(86400000000);
+
+	CHECK(idgen_span_width(&l, day, &w) == IDGEN_SPAN_OK);
+	CHECK_I64(w, INT64_C(362387865600000));
+	CHECK(idgen_span_width(&l, 1000, &w) == IDGEN_SPAN_OK);
+	CHECK_I64(w, INT64_C(1) << 22);
+	CHECK(idgen_span_width(&l, 1500, &w) == IDGEN_SPAN_NOT_WHOLE_TICKS);
+	CHECK(idgen_span_width(&l, 0, &w) == IDGEN_SPAN_NOT_POSITIVE);
+	CHECK(idgen_span_width(&l, -day, &w) == IDGEN_SPAN_NOT_POSITIVE);
+	/* 2^41 ms is past the 41-bit field; one tick less fits */
+	CHECK(idgen_span_width(&l, (INT64_C(1) << 41) * 1000, &w) == IDGEN_SPAN_TOO_LONG);
+	CHECK(idgen_span_width(&l, ((INT64_C(1) << 41) - 1) * 1000, &w) == IDGEN_SPAN_OK);
+	CHECK_I64(w, (((INT64_C(1) << 41) - 1)) << 22);
+
+	l = layout("sonyflake");	/* 10 ms ticks */
+	CHECK(idgen_span_width(&l, 5000, &w) == IDGEN_SPAN_NOT_WHOLE_TICKS);
+	CHECK(idgen_span_width(&l, day, &w) == IDGEN_SPAN_OK);
+	CHECK_I64(w, INT64_C(8640000) << 24);
+	l = layout("vesta_max_peak");	/* 1 s ticks, constants above the time */
+	CHECK(idgen_span_width(&l, 1000, &w) == IDGEN_SPAN_NOT_WHOLE_TICKS);
+	CHECK(idgen_span_width(&l, day, &w) == IDGEN_SPAN_OK);
+	CHECK_I64(w, INT64_C(86400) << 30);
+
+	/* A layout with the node above the time (idgen's parser refuses one) */
+	bad = layout("idgen");
+	bad.node.shift = 53;
+	bad.ts.shift = 12;
+	CHECK(idgen_span_width(&bad, day, &w) == IDGEN_SPAN_NOT_TS_FIRST);
+
+	/* In every preset, the IDs of a day are [floor(d), floor(d) + width) */
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+	{
+		int64_t		t0,
+					t1;
+		uint64_t	lo,
+					hi,
+					last;
+
+		l = layout(names[i]);
+		CHECK(idgen_span_width(&l, day, &w) == IDGEN_SPAN_OK);
+		t0 = idgen_tick_of(&l, l.epoch_us + 1000 * day);
+		t1 = idgen_tick_of(&l, l.epoch_us + 1001 * day);
+		lo = idgen_compose(&l, t0, 0, 0);
+		hi = idgen_compose(&l, t1, 0, 0);
+		last = idgen_compose(&l, t1 - 1, idgen_field_max(l.node.bits),
+							 idgen_field_max(l.seq.bits));
+		CHECK_I64(hi - lo, w);
+		CHECK(lo <= last && last < hi && last + 1 == hi);
+	}
+}
+
 /* base62: known values, order, errors */
 static void
 test_base62(void)
@@ -1057,6 +1126,7 @@ main(void)
 	test_consts();
 	test_round_trips();
 	test_tick_of();
+	test_span_width();
 	test_base62();
 	test_friendly();
 	test_vesta_methods();
