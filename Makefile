@@ -11,15 +11,20 @@ EXTENSION = idgen
 EXTVERSION = $(shell sed -n "s/^default_version *= *'\([^']*\)'.*/\1/p" idgen.control)
 MODULE_big = idgen
 OBJS = $(patsubst %.c,%.o,$(wildcard src/*.c))
-DATA = $(wildcard idgen--*.sql)
+# The install script of the current version is built from one source,
+# src/idgen.sql; older versions are reached through the update scripts
+# idgen--A--B.sql.  The control files of released versions (idgen--0.1.control
+# ...) keep their schema.
+DATA_built = idgen--$(EXTVERSION).sql
+DATA = $(filter-out $(DATA_built),$(wildcard idgen--*.sql)) $(wildcard idgen--*.control)
 
 # pg_regress (sql/, expected/) and isolation tests (test/specs,
 # test/expected).  installcheck runs them against the running server in
 # databases contrib_regression and isolation_regression.
-REGRESS = snowflake decode gene codec segment arrivals currval
+REGRESS = snowflake decode gene codec segment arrivals currval adopt partitions
 ISOLATION = snowflake_concurrent
 ISOLATION_OPTS = --inputdir=$(srcdir)/test
-EXTRA_CLEAN = tmp_check/ tmp_instance/
+EXTRA_CLEAN = tmp_check/ tmp_instance/ $(DATA_built)
 
 # Warnings are errors
 PG_CFLAGS = -std=gnu11 -Wall -Wextra -Werror -Wno-unused-parameter \
@@ -42,6 +47,9 @@ override undefine TAP_TESTS
 PG_CONFIG ?= pg_config
 PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
+
+$(DATA_built): src/idgen.sql
+	cp $< $@
 
 # Every object is rebuilt when a header changes (PGXS tracks no header
 # dependencies unless PostgreSQL was configured with --enable-depend): a

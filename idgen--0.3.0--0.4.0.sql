@@ -6,3 +6,530 @@
 -- Each change of 0.4.0 has its own section below, headed "-- BEGIN <feature>"
 -- and ended by "-- END <feature>", so that parallel work merges cleanly.
 -- Every new function, table and view gets a COMMENT (t/095_upgrade.pl checks).
+
+-- BEGIN schema
+
+-- Schema idgen becomes a member of the extension, as in a new install
+-- (src/idgen.sql, built into idgen--0.4.0.sql), so DROP EXTENSION idgen
+-- removes it.  Up to 0.3.0 the control file named schema idgen, which
+-- PostgreSQL creates before the extension (so it is no member) and records
+-- as the extension's schema; a schema that holds the extension cannot
+-- become its member.  So the extension moves to pg_catalog, as the control
+-- file now names it for a new install (the extension's schema is only
+-- where pg_extension says it lives: every object stays in schema idgen).
+UPDATE pg_catalog.pg_extension SET extnamespace = 'pg_catalog'::regnamespace
+WHERE extname = 'idgen';
+DELETE FROM pg_catalog.pg_depend
+WHERE classid = 'pg_catalog.pg_extension'::regclass
+  AND objid = (SELECT e.oid FROM pg_catalog.pg_extension e WHERE e.extname = 'idgen')
+  AND refclassid = 'pg_catalog.pg_namespace'::regclass;
+ALTER EXTENSION idgen ADD SCHEMA idgen;
+COMMENT ON SCHEMA idgen IS 'idgen: 64-bit ID generators';
+
+-- END schema
+
+-- BEGIN advance
+
+-- A superuser makes every later snowflake and gene ID of this server larger
+-- than min_id, durably (state file and reservation row); it also lifts the
+-- refusal of a server started from a backup or after archive recovery with
+-- a fixed node id (docs/durability.md, "Restored copies").
+CREATE FUNCTION idgen.snowflake_advance(min_id bigint) RETURNS void
+    AS 'MODULE_PATHNAME', 'snowflake_advance'
+    LANGUAGE C VOLATILE STRICT;
+COMMENT ON FUNCTION idgen.snowflake_advance(bigint) IS
+    'Make every later snowflake and gene ID of this server larger than min_id (superuser only)';
+REVOKE ALL ON FUNCTION idgen.snowflake_advance(bigint) FROM PUBLIC;
+
+-- END advance
+
+-- BEGIN keep tags
+
+-- Segment tags outlive the extension (src/segment_keep.c): when extension
+-- idgen is dropped, the last max_id of every tag is kept in the data
+-- directory, and CREATE EXTENSION reads it back into idgen.segment_floor.
+-- A tag of that name is created again only above its floor
+-- (segment_create refuses a lower start), and a row inserted otherwise
+-- (pg_restore of an older dump, segment_import_leaf) is raised to it.  No
+-- primary key: a restore appends the dumped floors to those read back.
+CREATE FUNCTION idgen.segment_kept_floors(OUT biz_tag text, OUT max_id bigint)
+    RETURNS SETOF record
+    AS 'MODULE_PATHNAME', 'segment_kept_floors'
+    LANGUAGE C VOLATILE STRICT;
+COMMENT ON FUNCTION idgen.segment_kept_floors() IS
+    'Segment tags of this database kept in the data directory when extension idgen was last dropped';
+REVOKE ALL ON FUNCTION idgen.segment_kept_floors() FROM PUBLIC;
+
+CREATE TABLE idgen.segment_floor (
+    biz_tag text NOT NULL,
+    max_id bigint NOT NULL
+);
+COMMENT ON TABLE idgen.segment_floor IS
+    'Floors of segment tags from before extension idgen was dropped: a tag is created again only above its floor';
+REVOKE ALL ON TABLE idgen.segment_floor FROM PUBLIC;
+SELECT pg_catalog.pg_extension_config_dump('idgen.segment_floor', '');
+INSERT INTO idgen.segment_floor (biz_tag, max_id)
+    SELECT k.biz_tag, k.max_id FROM idgen.segment_kept_floors() k;
+
+-- The guard of 0.2.0, and: an inserted row is raised to its tag's floor
+CREATE OR REPLACE FUNCTION idgen.segment_alloc_guard() RETURNS trigger
+    LANGUAGE plpgsql
+    SECURITY DEFINER
+    SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    dropped_max bigint;
+BEGIN
+    IF TG_OP = 'INSERT' THEN
+        SELECT d.max_id INTO dropped_max
+        FROM idgen.segment_dropped d WHERE d.biz_tag = NEW.biz_tag;
+        IF FOUND AND NEW.max_id < dropped_max THEN
+            RAISE EXCEPTION 'segment tag "%" cannot start at %', NEW.biz_tag, NEW.max_id + 1
+                USING ERRCODE = 'invalid_parameter_value',
+                      DETAIL = format('The tag was dropped after IDs up to %s had been allocated, and they may have been handed out.', dropped_max),
+                      HINT = format('Create the tag with a start of %s or more.', dropped_max + 1);
+        END IF;
+        NEW.max_id := greatest(NEW.max_id,
+            (SELECT max(f.max_id) FROM idgen.segment_floor f WHERE f.biz_tag = NEW.biz_tag));
+        RETURN NEW;
+    ELSIF TG_OP = 'UPDATE' THEN
+        IF NEW.biz_tag IS DISTINCT FROM OLD.biz_tag THEN
+            RAISE EXCEPTION 'cannot rename segment tag "%"', OLD.biz_tag
+                USING ERRCODE = 'feature_not_supported',
+                      HINT = 'Create a tag of the new name instead.';
+        END IF;
+        IF NEW.max_id < OLD.max_id THEN
+            RAISE EXCEPTION 'cannot move max_id of segment tag "%" backwards', OLD.biz_tag
+                USING ERRCODE = 'invalid_parameter_value',
+                      DETAIL = format('max_id is %s; the new value %s is smaller.', OLD.max_id, NEW.max_id),
+                      HINT = 'IDs up to max_id may have been handed out already; only a larger max_id keeps new IDs unique.';
+        END IF;
+        RETURN NEW;
+    ELSIF TG_OP = 'DELETE' THEN
+        INSERT INTO idgen.segment_dropped AS d (biz_tag, max_id)
+        VALUES (OLD.biz_tag, OLD.max_id)
+        ON CONFLICT (biz_tag) DO UPDATE
+            SET max_id = greatest(d.max_id, excluded.max_id), dropped_at = now();
+        RETURN OLD;
+    END IF;
+    -- TRUNCATE
+    INSERT INTO idgen.segment_dropped AS d (biz_tag, max_id)
+    SELECT a.biz_tag, a.max_id FROM idgen.segment_alloc a
+    ON CONFLICT (biz_tag) DO UPDATE
+        SET max_id = greatest(d.max_id, excluded.max_id), dropped_at = now();
+    RETURN NULL;
+END
+$$;
+
+-- END keep tags
+
+-- BEGIN adopt
+-- idgen.adopt_column (issue 21, point 4): an existing integer key column
+-- moves to idgen in one transaction.  In this order, so that a refusal
+-- comes before anything is altered: the arguments and privileges are
+-- checked, the table is locked (ACCESS EXCLUSIVE: no row can arrive behind
+-- the maximum read next), the column's maximum is read, the generator is
+-- moved above it (snowflake_advance, or a tag created, or raised past both
+-- the maximum and its own max_id, which discards its buffered IDs), then the
+-- identity or the sequence default is dropped (an identity's sequence goes
+-- with it; a serial's owned sequence is dropped, or kept with a NOTICE when
+-- other objects use it), the column and every column that references it by
+-- a foreign key, transitively, are widened to bigint, and the new DEFAULT is
+-- set.  Any error rolls all of it back; only a snowflake generator already
+-- advanced stays advanced, which costs nothing (IDs only grow).
+--
+-- SECURITY INVOKER: ALTER TABLE checks ownership of every table it alters,
+-- snowflake_advance its superuser, segment_create, segment_alter and
+-- segment_export_leaf their EXECUTE grant.  The snowflake path is refused
+-- at once (42501) to a role that is not a superuser.  Identifiers are
+-- quoted through regclass output and format's %I, the tag through %L.
+CREATE FUNCTION idgen.adopt_column(tbl regclass, col name,
+    generator text DEFAULT 'snowflake') RETURNS void
+    LANGUAGE plpgsql
+    SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    att smallint;
+    typ oid;
+    ident "char";
+    kind "char";
+    tag text;
+    old_max bigint;
+    cur_max bigint;
+    def_oid oid;
+    owned regclass;
+    owned_name text;
+    seq regclass;
+    used regclass[];
+    r record;
+    err_msg text;
+    err_detail text;
+    err_hint text;
+    best timestamptz;
+    best_presets text[];
+    p text;
+    t timestamptz;
+    hint text;
+BEGIN
+    IF tbl IS NULL OR col IS NULL OR generator IS NULL THEN
+        RAISE EXCEPTION 'table, column and generator of adopt_column cannot be null'
+            USING ERRCODE = 'null_value_not_allowed';
+    END IF;
+    IF generator = 'snowflake' THEN
+        tag := NULL;
+    ELSIF starts_with(generator, 'segment:') AND length(generator) > 8 THEN
+        tag := substr(generator, 9);
+    ELSE
+        RAISE EXCEPTION 'invalid generator "%"', generator
+            USING ERRCODE = 'invalid_parameter_value',
+                  DETAIL = 'A generator is ''snowflake'' or ''segment:'' followed by a tag, e.g. ''segment:order''.';
+    END IF;
+
+    SELECT c.relkind INTO kind FROM pg_class c WHERE c.oid = tbl;
+    IF kind IS NULL OR kind NOT IN ('r', 'p') THEN
+        RAISE EXCEPTION '% is not a table', tbl
+            USING ERRCODE = 'wrong_object_type';
+    END IF;
+    IF NOT pg_has_role(current_user,
+                       (SELECT c.relowner FROM pg_class c WHERE c.oid = tbl), 'USAGE') THEN
+        RAISE EXCEPTION 'must be owner of table %', tbl
+            USING ERRCODE = 'insufficient_privilege';
+    END IF;
+    IF tag IS NULL AND NOT (SELECT ro.rolsuper FROM pg_roles ro WHERE ro.rolname = current_user) THEN
+        RAISE EXCEPTION 'permission denied to adopt column "%" of table % for snowflake IDs', col, tbl
+            USING ERRCODE = 'insufficient_privilege',
+                  DETAIL = 'Only a superuser may advance the snowflake generator above the column''s values.',
+                  HINT = 'The table''s owner may adopt it for a segment tag, generator => ''segment:<tag>'', given EXECUTE on idgen.segment_create, idgen.segment_alter and idgen.segment_export_leaf.';
+    END IF;
+
+    SELECT a.attnum, a.atttypid, a.attidentity INTO att, typ, ident
+      FROM pg_attribute a
+     WHERE a.attrelid = tbl AND a.attname = col AND a.attnum > 0
+       AND NOT a.attisdropped;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION 'column "%" of relation % does not exist', col, tbl
+            USING ERRCODE = 'undefined_column';
+    END IF;
+    IF typ NOT IN ('int2'::regtype, 'int4'::regtype, 'int8'::regtype) THEN
+        RAISE EXCEPTION 'column "%" of table % is of type %, not an integer type',
+                col, tbl, format_type(typ, NULL)
+            USING ERRCODE = 'datatype_mismatch',
+                  DETAIL = 'A column of type smallint, integer or bigint can be adopted; it becomes bigint.';
+    END IF;
+
+    -- No row can arrive from here on: the maximum stays the maximum
+    EXECUTE format('LOCK TABLE %s IN ACCESS EXCLUSIVE MODE', tbl);
+    EXECUTE format('SELECT max(%I)::bigint FROM %s', col, tbl) INTO old_max;
+
+    -- The generator above the maximum, before anything is altered
+    IF tag IS NULL THEN
+        -- Nothing to do when the generator has issued IDs of a later tick
+        -- already (snowflake_advance would also lift the refusal of a server
+        -- started from a backup, which one column's maximum does not justify)
+        BEGIN
+            IF old_max IS NOT NULL
+               AND idgen.id_timestamp(old_max) < (SELECT s.last_tick FROM idgen.snowflake_status() s) THEN
+                old_max := NULL;
+            END IF;
+        EXCEPTION WHEN numeric_value_out_of_range THEN
+            NULL;   -- not an ID of this layout: snowflake_advance says why
+        END;
+        IF old_max IS NOT NULL THEN
+            BEGIN
+                PERFORM idgen.snowflake_advance(old_max);
+            EXCEPTION WHEN invalid_parameter_value THEN
+                GET STACKED DIAGNOSTICS err_msg = MESSAGE_TEXT,
+                                        err_detail = PG_EXCEPTION_DETAIL,
+                                        err_hint = PG_EXCEPTION_HINT;
+                -- Heuristic: the presets under which the maximum is a time
+                -- of the past closest to now probably made these IDs
+                FOREACH p IN ARRAY ARRAY['idgen', 'twitter', 'discord',
+                        'sonyflake', 'sonyflake_v2', 'pgedge', 'vesta_max_peak',
+                        'vesta_min_granularity', 'uid_generator',
+                        'cosid_safe_js_ms', 'cosid_safe_js_s'] LOOP
+                    BEGIN
+                        t := idgen.id_timestamp(old_max, p);
+                    EXCEPTION WHEN invalid_parameter_value
+                                 OR numeric_value_out_of_range
+                                 OR datetime_field_overflow THEN
+                        CONTINUE;   -- an unknown preset, or not its ID
+                    END;
+                    IF t <= clock_timestamp() THEN
+                        IF best IS NULL OR t > best THEN
+                            best := t;
+                            best_presets := ARRAY[p];
+                        ELSIF t = best THEN
+                            best_presets := best_presets || p;
+                        END IF;
+                    END IF;
+                END LOOP;
+                IF best_presets IS NOT NULL THEN
+                    hint := format('Its largest value is a time of the recent past under preset %s, so it was probably made under that layout: a server with idgen.layout = ''%s'' and node ids the old generator never used continues above it. Or adopt the column for a segment tag, generator => ''segment:<tag>''.',
+                                   (SELECT string_agg(format('"%s"', x), ' or ') FROM unnest(best_presets) x),
+                                   best_presets[1]);
+                ELSE
+                    hint := concat_ws(' ', err_hint,
+                                      'Or adopt the column for a segment tag, generator => ''segment:<tag>''.');
+                END IF;
+                RAISE EXCEPTION 'cannot adopt column "%" of table % for snowflake IDs', col, tbl
+                    USING ERRCODE = 'invalid_parameter_value',
+                          DETAIL = concat_ws(' ',
+                                             format('Its largest value is %s, and the generator cannot get above it under layout "%s": %s.',
+                                                    old_max, current_setting('idgen.layout'), err_msg),
+                                             err_detail),
+                          HINT = hint;
+            END;
+        END IF;
+    ELSE
+        -- The tag's max_id, its row locked until the end of the transaction
+        -- (segment_export_leaf: SECURITY DEFINER, Leaf's max_id is one more)
+        BEGIN
+            SELECT e.max_id - 1 INTO cur_max
+              FROM idgen.segment_export_leaf(tag, drop_tag => false) e;
+        EXCEPTION WHEN undefined_object THEN
+            cur_max := NULL;
+        END;
+        IF cur_max IS NULL THEN
+            PERFORM idgen.segment_create(tag, start => greatest(coalesce(old_max, 0), 0) + 1);
+        ELSIF old_max IS NOT NULL THEN
+            -- Forward, past both: moving max_id also discards the IDs the
+            -- tag has buffered, which may lie below the column's maximum
+            PERFORM idgen.segment_alter(tag, max_id => greatest(old_max, cur_max + 1));
+        END IF;
+    END IF;
+
+    -- Away with the identity (its sequence goes with it) or the default
+    IF ident IN ('a', 'd') THEN
+        EXECUTE format('ALTER TABLE %s ALTER COLUMN %I DROP IDENTITY', tbl, col);
+    ELSE
+        SELECT d.oid INTO def_oid FROM pg_attrdef d
+         WHERE d.adrelid = tbl AND d.adnum = att;
+        IF def_oid IS NOT NULL THEN
+            -- The sequences the default draws from, and the one of them
+            -- owned by the column (serial, bigserial)
+            used := ARRAY(SELECT dep.refobjid::regclass FROM pg_depend dep
+                            JOIN pg_class s ON s.oid = dep.refobjid
+                           WHERE dep.classid = 'pg_attrdef'::regclass
+                             AND dep.objid = def_oid
+                             AND dep.refclassid = 'pg_class'::regclass
+                             AND s.relkind = 'S');
+            SELECT dep.objid::regclass INTO owned FROM pg_depend dep
+             WHERE dep.classid = 'pg_class'::regclass
+               AND dep.refclassid = 'pg_class'::regclass
+               AND dep.refobjid = tbl AND dep.refobjsubid = att
+               AND dep.deptype = 'a' AND dep.objid = ANY (used);
+            EXECUTE format('ALTER TABLE %s ALTER COLUMN %I DROP DEFAULT', tbl, col);
+            IF owned IS NOT NULL THEN
+                owned_name := owned::text;
+                BEGIN
+                    EXECUTE format('DROP SEQUENCE %s', owned);
+                EXCEPTION WHEN dependent_objects_still_exist THEN
+                    EXECUTE format('ALTER SEQUENCE %s OWNED BY NONE', owned);
+                    RAISE NOTICE 'sequence % is kept, no longer owned by column "%" of table %',
+                            owned_name, col, tbl
+                        USING DETAIL = 'Other objects depend on it.';
+                END;
+            END IF;
+            FOREACH seq IN ARRAY used LOOP
+                IF seq IS DISTINCT FROM owned THEN
+                    RAISE NOTICE 'sequence % is no longer used by column "%" of table %, and is kept',
+                        seq, col, tbl;
+                END IF;
+            END LOOP;
+        END IF;
+    END IF;
+
+    -- Widen the column and, transitively, every column that references it
+    -- by a foreign key (only the matching column of a multi-column key;
+    -- partitions' copies of a constraint follow their parent's)
+    FOR r IN
+        WITH RECURSIVE refs(rel, attnum) AS (
+            SELECT tbl::oid, att
+          UNION
+            SELECT c.conrelid, k.conkey
+              FROM refs
+              JOIN pg_constraint c ON c.confrelid = refs.rel
+                   AND c.contype = 'f' AND c.conparentid = 0
+             CROSS JOIN LATERAL unnest(c.conkey, c.confkey) AS k(conkey, confkey)
+             WHERE k.confkey = refs.attnum
+        )
+        SELECT refs.rel::regclass AS rel,
+               string_agg(format('ALTER COLUMN %I TYPE bigint', a.attname), ', '
+                          ORDER BY a.attnum) AS alters
+          FROM refs
+          JOIN pg_attribute a ON a.attrelid = refs.rel AND a.attnum = refs.attnum
+         WHERE a.atttypid IN ('int2'::regtype, 'int4'::regtype)
+         GROUP BY refs.rel
+         ORDER BY refs.rel = tbl::oid DESC, refs.rel
+    LOOP
+        EXECUTE format('ALTER TABLE %s %s', r.rel, r.alters);
+    END LOOP;
+
+    EXECUTE format('ALTER TABLE %s ALTER COLUMN %I SET DEFAULT %s', tbl, col,
+                   CASE WHEN tag IS NULL THEN 'idgen.snowflake_nextval()'
+                        ELSE format('idgen.segment_nextval(%L::text)', tag) END);
+END
+$$;
+COMMENT ON FUNCTION idgen.adopt_column(regclass, name, text) IS
+    'Move an existing integer key column to idgen in one transaction: widen it and the columns referencing it to bigint, drop its identity or sequence default, set a snowflake or segment DEFAULT, and make every later ID greater than its largest value';
+REVOKE ALL ON FUNCTION idgen.adopt_column(regclass, name, text) FROM PUBLIC;
+-- END adopt
+
+-- BEGIN serving bounds
+
+-- The bounds a node registry and a central segment server enforce, read
+-- from the serving server's own configuration.  Calling this function loads
+-- the library, which defines both settings (also without the preload) as
+-- reload-only: a caller's SET, set_config or ALTER ROLE/DATABASE ... SET
+-- cannot change them, only postgresql.conf or ALTER SYSTEM can.
+CREATE FUNCTION idgen.serving_settings(OUT node_lease_guard interval,
+    OUT segment_max_step bigint)
+    RETURNS record
+    LANGUAGE C STABLE PARALLEL RESTRICTED
+    AS 'MODULE_PATHNAME', 'serving_settings';
+COMMENT ON FUNCTION idgen.serving_settings() IS
+    'Bounds this server enforces as node registry (idgen.node_lease_guard) and central segment server (idgen.segment_max_step), from its own configuration only';
+
+-- One row per namespace; node_lease_acquire locks its namespace's row to
+-- take one lease at a time.  No other role may read or lock it (unlike an
+-- advisory lock, which any role can take).
+CREATE TABLE idgen.node_lease_lock (
+    namespace text PRIMARY KEY
+);
+COMMENT ON TABLE idgen.node_lease_lock IS
+    'Lock rows of node_lease_acquire, one per namespace: acquisitions in a namespace take one at a time';
+REVOKE ALL ON TABLE idgen.node_lease_lock FROM PUBLIC;
+
+-- The guard time is the registry's own idgen.node_lease_guard
+-- (idgen.serving_settings; 10 s where it is not set), a lease lasts at least
+-- a second and is never shortened, and the caller's guard_ms is ignored.
+CREATE OR REPLACE FUNCTION idgen.node_lease_acquire(lease_namespace text,
+    lease_instance text, max_node int, lease_ms int, guard_ms int,
+    promise_tick bigint,
+    OUT leased_node int, OUT previous_instance text,
+    OUT previous_last_tick bigint)
+    LANGUAGE plpgsql
+    SECURITY DEFINER
+    SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    r record;
+    guard interval := (SELECT s.node_lease_guard FROM idgen.serving_settings() s);
+    lease interval := greatest(coalesce(lease_ms, 0), 1000) * interval '1 ms';
+    top int := least(coalesce(max_node, -1), 1048574);
+BEGIN
+    -- One acquisition at a time in a namespace; renewals are not blocked
+    INSERT INTO idgen.node_lease_lock AS k (namespace)
+    VALUES (lease_namespace) ON CONFLICT DO NOTHING;
+    PERFORM FROM idgen.node_lease_lock k
+    WHERE k.namespace = lease_namespace FOR UPDATE;
+
+    SELECT l.node_id, l.instance, l.last_tick INTO r
+    FROM idgen.node_lease l
+    WHERE l.namespace = lease_namespace AND l.node_id <= top
+      AND (l.instance = lease_instance OR l.expires_at + guard < now())
+    ORDER BY l.instance = lease_instance DESC, l.node_id
+    LIMIT 1
+    FOR UPDATE;
+    IF FOUND THEN
+        UPDATE idgen.node_lease l
+        SET instance = lease_instance, heartbeat = now(),
+            expires_at = CASE WHEN l.instance = lease_instance
+                              THEN greatest(l.expires_at, now() + lease)
+                              ELSE now() + lease END,
+            last_tick = greatest(l.last_tick, promise_tick)
+        WHERE l.namespace = lease_namespace AND l.node_id = r.node_id;
+        leased_node := r.node_id;
+        previous_instance := r.instance;
+        previous_last_tick := r.last_tick;
+        RETURN;
+    END IF;
+
+    -- The lowest id never leased: 0, or one above a leased one
+    SELECT c.n INTO leased_node
+    FROM (SELECT 0 AS n
+          UNION ALL
+          SELECT l.node_id + 1 FROM idgen.node_lease l
+          WHERE l.namespace = lease_namespace) c
+    WHERE c.n <= top
+      AND NOT EXISTS (SELECT FROM idgen.node_lease l
+                      WHERE l.namespace = lease_namespace AND l.node_id = c.n)
+    ORDER BY c.n
+    LIMIT 1;
+    IF leased_node IS NOT NULL THEN
+        INSERT INTO idgen.node_lease
+            (namespace, node_id, instance, heartbeat, expires_at, last_tick)
+        VALUES (lease_namespace, leased_node, lease_instance, now(),
+                now() + lease, promise_tick);
+    END IF;
+END
+$$;
+
+-- The largest step is the central server's own idgen.segment_max_step
+-- (idgen.serving_settings; 1,000,000 where it is not set); the caller's
+-- max_step is ignored.  The tag's row lock serializes allocations; only
+-- roles with UPDATE on idgen.segment_alloc (none but its owner) can take it.
+CREATE OR REPLACE FUNCTION idgen.segment_allocate(tag text, want_step bigint,
+    max_step bigint, OUT known boolean, OUT first_id bigint, OUT len bigint)
+    LANGUAGE plpgsql
+    SECURITY DEFINER
+    SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    r record;
+    s bigint;
+    server_max bigint := (SELECT s.segment_max_step FROM idgen.serving_settings() s);
+BEGIN
+    PERFORM set_config('synchronous_commit', 'on', true);
+    SELECT a.max_id, a.step INTO r
+    FROM idgen.segment_alloc a WHERE a.biz_tag = tag FOR UPDATE;
+    IF NOT FOUND THEN
+        known := false;
+        RETURN;
+    END IF;
+    known := true;
+    IF r.max_id >= 9223372036854775807 THEN
+        RETURN;
+    END IF;
+    s := least(greatest(coalesce(want_step, r.step), r.step),
+               greatest(server_max, r.step));
+    IF r.max_id > 9223372036854775807 - s THEN
+        s := 9223372036854775807 - r.max_id;
+    END IF;
+    UPDATE idgen.segment_alloc a SET max_id = r.max_id + s, update_time = now()
+    WHERE a.biz_tag = tag;
+    first_id := r.max_id + 1;
+    len := s;
+END
+$$;
+
+-- END serving bounds
+
+-- BEGIN partitions
+
+-- Partitioning a table by ID, by time (docs/partitions.md): id_floor is a
+-- partition bound (the smallest ID of a time), id_interval the width of a
+-- duration in IDs (pg_partman's p_interval for an integer control column).
+-- Like id_make: STABLE with the server's layout, IMMUTABLE with a named one.
+CREATE FUNCTION idgen.id_floor(ts timestamptz) RETURNS bigint
+    AS 'MODULE_PATHNAME', 'id_floor'
+    LANGUAGE C STABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION idgen.id_floor(timestamptz) IS
+    'Smallest ID of that time under the server''s layout, id_make(ts, 0, 0): a partition bound';
+CREATE FUNCTION idgen.id_floor(ts timestamptz, layout text) RETURNS bigint
+    AS 'MODULE_PATHNAME', 'id_floor'
+    LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION idgen.id_floor(timestamptz, text) IS
+    'Smallest ID of that time under the layout, id_make(ts, 0, 0, layout): a partition bound';
+CREATE FUNCTION idgen.id_interval(span interval) RETURNS bigint
+    AS 'MODULE_PATHNAME', 'id_interval'
+    LANGUAGE C STABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION idgen.id_interval(interval) IS
+    'ID width of a duration under the server''s layout (a whole number of ticks, no months): a partition interval';
+CREATE FUNCTION idgen.id_interval(span interval, layout text) RETURNS bigint
+    AS 'MODULE_PATHNAME', 'id_interval'
+    LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION idgen.id_interval(interval, text) IS
+    'ID width of a duration under the layout (a whole number of ticks, no months): a partition interval';
+
+-- END partitions

@@ -84,7 +84,7 @@ SELECT p, idgen.id_to_friendly(CASE p WHEN 'vesta_min_granularity'
           AS epoch
 FROM unnest(ARRAY['idgen', 'twitter', 'discord', 'sonyflake',
                   'vesta_max_peak', 'vesta_min_granularity',
-                  'uid_generator']) AS p;
+                  'uid_generator', 'pgedge', 'sonyflake_v2']) AS p;
 SELECT idgen.id_to_friendly(idgen.id_make('2025-06-01 12:34:56.789+00', 5, 17),
                             'ts=41,node=10,seq=12,unit=1ms,epoch=2024-01-01')
        AS custom;
@@ -110,7 +110,7 @@ SELECT p, count(*) FILTER (WHERE idgen.id_from_friendly(
           AS not_inverse
 FROM unnest(ARRAY['idgen', 'twitter', 'discord', 'sonyflake',
                   'vesta_max_peak', 'vesta_min_granularity',
-                  'uid_generator']) AS p,
+                  'uid_generator', 'pgedge']) AS p,
      LATERAL (SELECT idgen.id_make(timestamptz '2024-01-01 00:00:00+00'
                                    + n * interval '3 hours 1.01 seconds',
                                    n % 1000, n % 256, p) AS id

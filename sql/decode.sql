@@ -9,7 +9,9 @@ WITH presets(layout, ts, node, seq) AS (VALUES
   ('sonyflake', timestamptz '2024-02-29 23:59:59.99+00', 65535, 255),
   ('vesta_max_peak', timestamptz '2030-12-31 23:59:59+00', 1023, 1048575),
   ('vesta_min_granularity', timestamptz '2020-05-05 05:05:05.005+00', 1023, 1023),
-  ('uid_generator', timestamptz '2022-07-07 07:07:07+00', 4194303, 8191))
+  ('uid_generator', timestamptz '2022-07-07 07:07:07+00', 4194303, 8191),
+  ('pgedge', timestamptz '2024-12-31 23:59:59.999+00', 1023, 4095),
+  ('sonyflake_v2', timestamptz '2026-02-28 23:59:59.99+00', 4660, 1))
 SELECT p.layout, m.id, d.ts = p.ts AS ts_ok, d.node_id = p.node AS node_ok,
        d.sequence = p.seq AS seq_ok,
        idgen.id_make(d.ts, d.node_id, d.sequence, p.layout) = m.id AS round_trip,
@@ -28,6 +30,24 @@ FROM unnest(ARRAY['twitter', 'discord', 'vesta_max_peak', 'vesta_min_granularity
 -- 11:18:25.796 UTC, internal worker 1, process 0, increment 7
 SELECT ts, node_id, sequence, extra FROM idgen.id_decode(175928847299117063, 'discord');
 SELECT idgen.id_make('2016-04-30 11:18:25.796+00', 32, 7, 'discord') = 175928847299117063 AS discord_make;
+
+-- pgEdge's snowflake.c: its int64FromSnowflake macro with sf_msec =
+-- (tv_sec - 1672531200) * 1000 + tv_nsec / 1000000 gives these IDs
+-- (2025-11-25 12:00 UTC, node 1, count 7; 2023-11-14 22:13:20.123 UTC,
+-- node 42, count 3); idgen's default layout makes the first one a year later
+SELECT idgen.id_make('2025-11-25 12:00+00', 1, 7, 'pgedge') = 383949943603204103 AS pgedge_make,
+       idgen.id_make('2023-11-14 22:13:20.123456+00', 42, 3, 'pgedge') = 115212498231271427 AS pgedge_make_ms,
+       idgen.id_make('2026-11-25 12:00+00', 1, 7) = 383949943603204103 AS idgen_a_year_later;
+SELECT ts, node_id, sequence FROM idgen.id_decode(383949943603204103, 'pgedge');
+SELECT ts, node_id, sequence FROM idgen.id_decode(264905529753599999, 'pgedge');
+
+-- Sonyflake v2's Compose with its defaults (39 bits of 10 ms since
+-- 2025-01-01 UTC, 8 sequence, 16 machine): time 2838240000, sequence 7,
+-- machine 1; and 2026-02-28 23:59:59.99 UTC, sequence 1, machine 4660
+SELECT idgen.id_make('2025-11-25 12:00+00', 1, 7, 'sonyflake_v2') = 47617765540298753 AS sonyflake_v2_make,
+       idgen.id_make('2025-01-01 00:00:00.01+00', 1, 0, 'sonyflake_v2') = 16777217 AS sonyflake_v2_first_tick,
+       idgen.id_make('2025-11-25 12:00+00', 1, 7, 'sonyflake') = 47617765540298753 AS same_as_v1;
+SELECT ts, node_id, sequence FROM idgen.id_decode(61460981989052980, 'sonyflake_v2');
 
 -- The server's layout is the default
 SELECT idgen.id_make('2024-01-01 00:00:00.001+00', 7, 1) AS first_ms_of_idgen_epoch;

@@ -26,7 +26,7 @@ SELECT idgen.segment_nextval('user') AS first_user_id;
 -- The first segment had the tag's step (10), the next one twice that,
 -- because it was allocated soon after the first (dynamic step)
 SELECT biz_tag, state, cur_value, cur_max, cur_step, fetches >= 2 AS refilled,
-       last_fetch <= now() AS fetched_before
+       last_fetch <= clock_timestamp() AS fetched_before
   FROM idgen.segment_status WHERE biz_tag = 'order';
 SELECT max_id >= 30 AS allocated_ahead FROM idgen.segment_alloc
  WHERE biz_tag = 'order';

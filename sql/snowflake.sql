@@ -115,3 +115,32 @@ SELECT * FROM idgen.snowflake_reservation;
 UPDATE idgen.snowflake_reservation SET reserved_until = now();
 RESET ROLE;
 DROP ROLE idgen_nobody;
+
+-- snowflake_advance: every later ID above the given one, at once and
+-- durably; refused when that is further ahead of the clock than max_lead
+SELECT idgen.id_make(now() + interval '2 s', 1023, 4095) AS ahead \gset
+SELECT idgen.snowflake_advance(:ahead);
+SELECT idgen.snowflake_nextval() > :ahead AS above_advanced;
+SELECT idgen.snowflake_advance(idgen.snowflake_nextval() - 1000) AS behind_is_fine;
+SELECT idgen.snowflake_advance(-1) AS negative_is_fine;
+SELECT idgen.id_make(now() + interval '1 hour', 0, 0) AS far \gset
+-- (the messages name IDs and times: only the SQLSTATE is shown)
+\set VERBOSITY sqlstate
+SELECT idgen.snowflake_advance(:far);
+\echo :LAST_ERROR_SQLSTATE
+SELECT idgen.snowflake_advance(9223372036854775807);
+\echo :LAST_ERROR_SQLSTATE
+\set VERBOSITY default
+SELECT idgen.snowflake_nextval() < :far AS far_not_taken;
+CREATE ROLE idgen_nobody;
+GRANT EXECUTE ON FUNCTION idgen.snowflake_advance(bigint) TO idgen_nobody;
+SET ROLE idgen_nobody;
+SELECT idgen.snowflake_advance(1);
+\echo :LAST_ERROR_SQLSTATE
+RESET ROLE;
+REVOKE EXECUTE ON FUNCTION idgen.snowflake_advance(bigint) FROM idgen_nobody;
+SET ROLE idgen_nobody;
+SELECT idgen.snowflake_advance(1);
+\echo :LAST_ERROR_SQLSTATE
+RESET ROLE;
+DROP ROLE idgen_nobody;

@@ -14,6 +14,7 @@
 #include <limits.h>
 
 #include "catalog/namespace.h"
+#include "postmaster/postmaster.h"
 #include "utils/builtins.h"
 #include "utils/guc.h"
 #include "utils/lsyscache.h"
@@ -28,6 +29,7 @@ char	   *idgen_layout_spec = NULL;
 int			idgen_max_lead_ms = 5000;
 int			idgen_clock_wait_ms = 1000;
 int			idgen_worker_wait_ms = 10000;
+int			idgen_segment_max_workers = 2;
 char	   *idgen_database = NULL;
 bool		idgen_allow_on_standby = false;
 
@@ -135,7 +137,7 @@ validate_startup_settings(const char *raw_layout, const char *raw_node)
 				 errmsg("invalid value for parameter \"idgen.layout\": \"%s\"",
 						raw_layout),
 				 errdetail("%s.", err),
-				 errhint("Use a preset (idgen, twitter, discord, sonyflake, vesta_max_peak, vesta_min_granularity, uid_generator, cosid_safe_js_ms, cosid_safe_js_s) or a spec such as 'ts=41,node=10,seq=12,unit=1ms,epoch=2024-01-01'.")));
+				 errhint("Use a preset (idgen, twitter, discord, sonyflake, vesta_max_peak, vesta_min_granularity, uid_generator, cosid_safe_js_ms, cosid_safe_js_s, pgedge, sonyflake_v2) or a spec such as 'ts=41,node=10,seq=12,unit=1ms,epoch=2024-01-01'.")));
 
 	if (!parse_node_id(raw_node, &idgen_node_id))
 		ereport(ERROR,
@@ -190,6 +192,10 @@ idgen_define_gucs(void)
 							"How long a call waits for the idgen worker to reserve snowflake time before it fails.",
 							NULL, &idgen_worker_wait_ms, 10000, 0, INT_MAX,
 							PGC_SIGHUP, GUC_UNIT_MS, NULL, NULL, NULL);
+	DefineCustomIntVariable("idgen.segment_max_workers",
+							"Most idgen segment workers (one per database other than idgen.database that draws segment IDs) that run at once.",
+							NULL, &idgen_segment_max_workers, 2, 1, MAX_BACKENDS,
+							PGC_SIGHUP, 0, NULL, NULL, NULL);
 	DefineCustomStringVariable("idgen.database",
 							   "Database the idgen worker connects to, where it keeps the snowflake reservation and the segment table.",
 							   NULL, &idgen_database, "postgres",
@@ -255,7 +261,7 @@ idgen_layout_arg(const char *spec, IdgenLayout *buf)
 				(errcode(layout_errcode(why)),
 				 errmsg("invalid layout \"%s\"", spec),
 				 errdetail("%s.", err),
-				 errhint("Use a preset (idgen, twitter, discord, sonyflake, vesta_max_peak, vesta_min_granularity, uid_generator, cosid_safe_js_ms, cosid_safe_js_s) or a spec such as 'ts=41,node=10,seq=12,unit=1ms,epoch=2024-01-01'.")));
+				 errhint("Use a preset (idgen, twitter, discord, sonyflake, vesta_max_peak, vesta_min_granularity, uid_generator, cosid_safe_js_ms, cosid_safe_js_s, pgedge, sonyflake_v2) or a spec such as 'ts=41,node=10,seq=12,unit=1ms,epoch=2024-01-01'.")));
 	if (cached_spec)
 		pfree(cached_spec);
 	cached_spec = MemoryContextStrdup(TopMemoryContext, spec);

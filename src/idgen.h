@@ -74,6 +74,20 @@
  *					set by the worker (only if no other runs for the
  *					database), under the mutex too, and read without it to
  *					set the latch (a stale number: a spurious wake-up).
+ *					Entries in use (running, starting, or exited but not
+ *					yet reaped: gone_pid, cleared once kill() finds no such
+ *					process) are at most idgen.segment_max_workers,
+ *					counted under the mutex.
+ *	demand			pg_atomic; bumped by a backend that found
+ *					idgen.segment_max_workers running for other databases;
+ *					a segment worker that sees it change exits after its
+ *					round, leaving its slot to the waiting database.
+ *	problem			pg_atomic; why the idgen worker cannot keep the
+ *					reservation (IdgenWorkerProblem): written by the idgen
+ *					and remote workers, each write one atomic exchange (whoever
+ *					changes the value logs the new one, so it is logged once)
+ *					or, on exit while connecting, one atomic write; read by a
+ *					caller's error when the worker has not reserved in time.
  *
  * "idgen lease" (IdgenSnowflakeLease, snowflake.h)
  *	word			pg_atomic; the remote worker alone, one atomic write
@@ -160,6 +174,7 @@ extern char *idgen_layout_spec;
 extern int	idgen_max_lead_ms;
 extern int	idgen_clock_wait_ms;
 extern int	idgen_worker_wait_ms;
+extern int	idgen_segment_max_workers;
 extern char *idgen_database;
 extern bool idgen_allow_on_standby;
 

@@ -128,12 +128,35 @@ static const IdgenLayout presets[] = {
 	{.name = "cosid_safe_js_s", .ts = F("ts", 31, 22), .node = F("node", 3, 19),
 		.seq = F("seq", 19, 0), .unit_us = SEC,
 	.epoch_us = INT64_C(1577203200000) * MS},
+
+	/*
+	 * pgEdge's snowflake extension (github.com/pgEdge/snowflake, snowflake.c):
+	 * SNOWFLAKE_MSEC_SHIFT 22 with a 41-bit mask, SNOWFLAKE_NODE_SHIFT 12 with
+	 * a 10-bit mask, SNOWFLAKE_COUNT_SHIFT 0 with a 12-bit mask; the time is
+	 * (tv_sec - SNOWFLAKE_EPOCH_OFFSET) * 1000 + tv_nsec / 1000000 of
+	 * CLOCK_REALTIME, SNOWFLAKE_EPOCH_OFFSET = 1672531200 s
+	 * (2023-01-01T00:00:00Z).  The same split as idgen's default, a year
+	 * earlier: continuing pgEdge's IDs needs this epoch.
+	 */
+	{.name = "pgedge", .ts = F("ts", 41, 22), .node = F("node", 10, 12),
+		.seq = F("seq", 12, 0), .unit_us = MS,
+	.epoch_us = INT64_C(1672531200000) * MS},
+
+	/*
+	 * Sonyflake v2 (github.com/sony/sonyflake, v2/sonyflake.go) with New's
+	 * defaults: defaultBitsSequence 8, defaultBitsMachine 16, bitsTime 63 - 8
+	 * - 16 = 39, defaultTimeUnit 10 ms, StartTime 2025-01-01T00:00:00Z; toID
+	 * puts time << (8 + 16) | sequence << 16 | machine, as v1 does.
+	 */
+	{.name = "sonyflake_v2", .ts = F("ts", 39, 24), .node = F("node", 16, 0),
+		.seq = F("seq", 8, 16), .unit_us = 10 * MS,
+	.epoch_us = INT64_C(1735689600000) * MS},
 };
 
 const char *const idgen_layout_preset_names[] = {
 	"idgen", "twitter", "discord", "sonyflake", "vesta_max_peak",
 	"vesta_min_granularity", "uid_generator", "cosid_safe_js_ms",
-	"cosid_safe_js_s", NULL
+	"cosid_safe_js_s", "pgedge", "sonyflake_v2", NULL
 };
 
 /* A preset by name, or NULL */
@@ -639,4 +662,32 @@ idgen_layout_ts_max(const IdgenLayout *l)
 	if (years < m)
 		m = years;
 	return (int64_t) m;
+}
+
+/*
+ * ID width of a duration of us microseconds; see layout.h.  Every layout
+ * idgen parses puts the timestamp above the node and the sequence (custom
+ * specs must start with it), so IDGEN_SPAN_NOT_TS_FIRST guards the arithmetic
+ * rather than a layout a user can give.  Constant fields above the
+ * timestamp (Vesta's version, type and method) hold one value per layout,
+ * so the IDs of a time span are still one integer interval.
+ */
+IdgenSpanResult
+idgen_span_width(const IdgenLayout *l, int64_t us, int64_t *width)
+{
+	int64_t		ticks;
+
+	if (us <= 0)
+		return IDGEN_SPAN_NOT_POSITIVE;
+	if ((l->node.bits > 0 && l->node.shift > l->ts.shift) ||
+		(l->seq.bits > 0 && l->seq.shift > l->ts.shift))
+		return IDGEN_SPAN_NOT_TS_FIRST;
+	if (us % l->unit_us != 0)
+		return IDGEN_SPAN_NOT_WHOLE_TICKS;
+	ticks = us / l->unit_us;
+	if ((uint64_t) ticks > idgen_field_max(l->ts.bits) ||
+		(uint64_t) ticks > (((uint64_t) INT64_MAX) >> l->ts.shift))
+		return IDGEN_SPAN_TOO_LONG;
+	*width = (int64_t) ((uint64_t) ticks << l->ts.shift);
+	return IDGEN_SPAN_OK;
 }

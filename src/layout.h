@@ -125,4 +125,24 @@ extern int64_t idgen_tick_of(const IdgenLayout *l, int64_t unix_us);
 /* Unix time in microseconds at the start of tick */
 extern int64_t idgen_tick_start(const IdgenLayout *l, int64_t tick);
 
+/* Why idgen_span_width cannot give a duration's ID width */
+typedef enum IdgenSpanResult
+{
+	IDGEN_SPAN_OK,
+	IDGEN_SPAN_NOT_POSITIVE,	/* zero or negative */
+	IDGEN_SPAN_NOT_WHOLE_TICKS, /* not a multiple of the layout's unit */
+	IDGEN_SPAN_NOT_TS_FIRST,	/* node or sequence above the timestamp: the
+								 * IDs of a time span are not one interval */
+	IDGEN_SPAN_TOO_LONG			/* more ticks than the timestamp field holds */
+} IdgenSpanResult;
+
+/*
+ * The ID width of a duration of us microseconds: the IDs made during any
+ * span of that length starting on a tick are exactly [f, f + *width), where
+ * f is the ID of the span's first tick with node and sequence 0.  Set only
+ * on IDGEN_SPAN_OK.
+ */
+extern IdgenSpanResult idgen_span_width(const IdgenLayout *l, int64_t us,
+										int64_t *width);
+
 #endif							/* IDGEN_LAYOUT_H */

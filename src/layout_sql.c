@@ -1,13 +1,15 @@
 /*
  * layout_sql.c
  *		SQL functions that take an ID apart and build one: id_decode,
- *		id_make, id_timestamp.  No shared state.
+ *		id_make, id_timestamp, and the ID bounds of times for partitioning
+ *		by ID: id_floor, id_interval.  No shared state.
  */
 #include "postgres.h"
 
 #include "access/htup_details.h"
 #include "fmgr.h"
 #include "funcapi.h"
+#include "common/int.h"
 #include "lib/stringinfo.h"
 #include "utils/builtins.h"
 #include "utils/jsonb.h"
@@ -228,22 +230,14 @@ check_part(const char *what, int64 v, const IdgenField *f, const IdgenLayout *l)
 						   f->bits, what, idgen_field_max(f->bits))));
 }
 
-PG_FUNCTION_INFO_V1(id_make);
-
 /*
- * SQL: idgen.id_make(ts, node_id, sequence [, layout]): the ID of that time
- * (rounded down to its tick), node and sequence.
+ * The ID of time ts (rounded down to its tick), node and sequence under l;
+ * errors as id_make documents
  */
-Datum
-id_make(PG_FUNCTION_ARGS)
+static int64
+make_checked(const IdgenLayout *l, TimestampTz ts, int64 node, int64 seq)
 {
-	TimestampTz ts = PG_GETARG_TIMESTAMPTZ(0);
-	int64		node = PG_GETARG_INT64(1);
-	int64		seq = PG_GETARG_INT64(2);
-	IdgenLayout buf;
-	const IdgenLayout *l = layout_from_arg(fcinfo, 3, &buf);
 	int64		tick;
-	uint64		id;
 
 	if (TIMESTAMP_NOT_FINITE(ts))
 		ereport(ERROR,
@@ -260,6 +254,119 @@ id_make(PG_FUNCTION_ARGS)
 						   pstrdup(timestamptz_to_str(tick_timestamptz(l, idgen_layout_ts_max(l) + 1) - 1)))));
 	check_part("node", node, &l->node, l);
 	check_part("sequence", seq, &l->seq, l);
-	id = idgen_compose(l, tick, (uint64) node, (uint64) seq);
-	PG_RETURN_INT64((int64) id);
+	return (int64) idgen_compose(l, tick, (uint64) node, (uint64) seq);
+}
+
+PG_FUNCTION_INFO_V1(id_make);
+
+/*
+ * SQL: idgen.id_make(ts, node_id, sequence [, layout]): the ID of that time
+ * (rounded down to its tick), node and sequence.
+ */
+Datum
+id_make(PG_FUNCTION_ARGS)
+{
+	TimestampTz ts = PG_GETARG_TIMESTAMPTZ(0);
+	int64		node = PG_GETARG_INT64(1);
+	int64		seq = PG_GETARG_INT64(2);
+	IdgenLayout buf;
+	const IdgenLayout *l = layout_from_arg(fcinfo, 3, &buf);
+
+	PG_RETURN_INT64(make_checked(l, ts, node, seq));
+}
+
+PG_FUNCTION_INFO_V1(id_floor);
+
+/*
+ * SQL: idgen.id_floor(ts [, layout]): the smallest ID of that time, as
+ * id_make(ts, 0, 0): every ID made at ts or later is at least this, every
+ * ID made before ts's tick is below it.  A partition bound.
+ */
+Datum
+id_floor(PG_FUNCTION_ARGS)
+{
+	TimestampTz ts = PG_GETARG_TIMESTAMPTZ(0);
+	IdgenLayout buf;
+	const IdgenLayout *l = layout_from_arg(fcinfo, 1, &buf);
+
+	PG_RETURN_INT64(make_checked(l, ts, 0, 0));
+}
+
+/* A layout's tick as text, for a message: "1 ms", "10 ms", "1 s", "5 us" */
+static char *
+unit_text(int64 unit_us)
+{
+	if (unit_us % USECS_PER_SEC == 0)
+		return psprintf(INT64_FORMAT " s", unit_us / USECS_PER_SEC);
+	if (unit_us % 1000 == 0)
+		return psprintf(INT64_FORMAT " ms", unit_us / 1000);
+	return psprintf(INT64_FORMAT " us", unit_us);
+}
+
+PG_FUNCTION_INFO_V1(id_interval);
+
+/*
+ * SQL: idgen.id_interval(span [, layout]): the ID width of a duration, such
+ * that the IDs made during [t, t + span) are [id_floor(t), id_floor(t) +
+ * width) for any t on a tick.  A day is 24 hours (IDs count UTC time); an
+ * interval with months has no fixed length and is refused, as is one that
+ * is not a whole number of the layout's ticks: either would give partitions
+ * whose bounds fall inside a tick, splitting its IDs between two of them.
+ */
+Datum
+id_interval(PG_FUNCTION_ARGS)
+{
+	Interval   *span = PG_GETARG_INTERVAL_P(0);
+	IdgenLayout buf;
+	const IdgenLayout *l = layout_from_arg(fcinfo, 1, &buf);
+	char	   *text = DatumGetCString(DirectFunctionCall1(interval_out,
+															 IntervalPGetDatum(span)));
+	int64		us;
+	int64		width = 0;
+
+	if (span->month != 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("interval \"%s\" has no fixed length", text),
+				 errdetail("A month is 28 to 31 days long, so the IDs of a month have no fixed width."),
+				 errhint("Give the interval in days, hours or smaller units.")));
+	if (pg_mul_s64_overflow((int64) span->day, USECS_PER_DAY, &us) ||
+		pg_add_s64_overflow(us, span->time, &us))
+		us = PG_INT64_MAX;		/* infinite or huge: too long for any layout */
+	switch (idgen_span_width(l, us, &width))
+	{
+		case IDGEN_SPAN_OK:
+			break;
+		case IDGEN_SPAN_NOT_POSITIVE:
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("interval \"%s\" is not positive", text),
+					 errdetail("An ID range has a positive width.")));
+			break;
+		case IDGEN_SPAN_NOT_WHOLE_TICKS:
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("interval \"%s\" is not a whole number of ticks of layout \"%s\"",
+							text, l->name),
+					 errdetail("The layout's tick is %s, and an ID holds its time only to the tick, so a span that ends inside a tick has no ID bound.",
+							   unit_text(l->unit_us)),
+					 errhint("Give a multiple of %s.", unit_text(l->unit_us))));
+			break;
+		case IDGEN_SPAN_NOT_TS_FIRST:
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("layout \"%s\" does not start with the timestamp", l->name),
+					 errdetail("The IDs of a time span are one integer interval only when the timestamp is above the node and the sequence.")));
+			break;
+		case IDGEN_SPAN_TOO_LONG:
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("interval \"%s\" is too long for layout \"%s\"",
+							text, l->name),
+					 errdetail("The layout's %d timestamp bits hold at most " UINT64_FORMAT " ticks of %s.",
+							   l->ts.bits, idgen_field_max(l->ts.bits),
+							   unit_text(l->unit_us))));
+			break;
+	}
+	PG_RETURN_INT64(width);
 }

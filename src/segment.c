@@ -110,6 +110,21 @@ idgen_segment_shmem_init(void)
 											  &info, HASH_ELEM | HASH_BLOBS);
 }
 
+/*
+ * Define idgen.segment_max_step, the central segment server's own bound.
+ * Also runs when the library is loaded without the preload (a central
+ * server calling idgen.serving_settings): reload-only, so its value comes
+ * from the server's configuration, never from a session.
+ */
+void
+idgen_segment_define_serving_gucs(void)
+{
+	DefineCustomIntVariable("idgen.segment_max_step",
+							"Largest step the dynamic step may grow to.",
+							NULL, &idgen_segment_max_step, 1000000, 1, INT_MAX,
+							PGC_SIGHUP, 0, NULL, NULL, NULL);
+}
+
 /* Define the segment settings */
 void
 idgen_segment_define_gucs(void)
@@ -122,10 +137,7 @@ idgen_segment_define_gucs(void)
 							 "Share of the current segment used before the worker loads the next one (Leaf: 0.1).",
 							 NULL, &idgen_segment_prefetch, 0.1, 0.0, 1.0,
 							 PGC_SIGHUP, 0, NULL, NULL, NULL);
-	DefineCustomIntVariable("idgen.segment_max_step",
-							"Largest step the dynamic step may grow to.",
-							NULL, &idgen_segment_max_step, 1000000, 1, INT_MAX,
-							PGC_SIGHUP, 0, NULL, NULL, NULL);
+	idgen_segment_define_serving_gucs();
 	DefineCustomIntVariable("idgen.segment_wait_timeout",
 							"How long a call waits for the idgen worker to load a segment before it fails.",
 							NULL, &idgen_segment_wait_timeout_ms, 5000, 0, INT_MAX,
@@ -184,26 +196,53 @@ uses_server(void)
 }
 
 /*
+ * Was this backend's last wake-up queued behind idgen.segment_max_workers
+ * segment workers of other databases?  Then a wait that times out says so.
+ */
+static bool wake_queued = false;
+
+/*
  * Wake the worker that allocates this database's segments.  With need, a
- * segment worker that cannot be started is an error; otherwise the next
- * wake-up tries again.
+ * segment worker that cannot be started (no background worker slot) is an
+ * error; otherwise the next wake-up tries again.  A database queued behind
+ * idgen.segment_max_workers others gets a worker once one of them makes
+ * room (worker.c); the caller waits for it as for any segment.
  */
 static void
 wake_allocator(bool need)
 {
+	IdgenWakeResult r;
+
 	if (in_main_database == 1)
 	{
 		idgen_worker_wake_all();
 		return;
 	}
-	if (!idgen_worker_wake_database(MyDatabaseId) && need)
+	r = idgen_worker_wake_database(MyDatabaseId);
+	wake_queued = (r == IDGEN_WAKE_QUEUED);
+	if (r == IDGEN_WAKE_NO_SLOT && need)
 		ereport(ERROR,
 				(errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
 				 errmsg("could not start the idgen segment worker of database \"%s\"",
 						get_database_name(MyDatabaseId)),
 				 errdetail("Segment IDs of a database other than idgen.database (\"%s\") are allocated by a background worker of that database, and no background worker slot is free.",
 						   idgen_database),
-				 errhint("Raise max_worker_processes by one for each database other than idgen.database that draws segment IDs, and restart the server.")));
+				 errhint("Raise max_worker_processes, and restart the server: idgen's workers take the idgen worker's slot (two with idgen.node_id = 'auto', idgen.segment_server or Citus) and up to idgen.segment_max_workers (%d) more, besides those of parallel query and logical replication.",
+						 idgen_segment_max_workers)));
+}
+
+/* The error of a wait that timed out while queued for a segment worker */
+static void
+report_queued(const char *tag)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
+			 errmsg("could not draw an ID for segment tag \"%s\": no idgen segment worker was free for database \"%s\" within %d ms",
+					tag, get_database_name(MyDatabaseId),
+					idgen_segment_wait_timeout_ms),
+			 errdetail("idgen.segment_max_workers (%d) segment workers were busy allocating segments for other databases all that time.",
+					   idgen_segment_max_workers),
+			 errhint("Raise idgen.segment_max_workers (and max_worker_processes by as much), or idgen.segment_wait_timeout.")));
 }
 
 /* Error unless tag is 1 to IDGEN_SEGMENT_TAG_MAX bytes */
@@ -567,6 +606,8 @@ switch_or_wait(LocalTag *lt, uint64 e)
 			ConditionVariableCancelSleep();
 			if (uses_server())
 				idgen_segment_server_check(lt->tag);
+			if (wake_queued)
+				report_queued(lt->tag);
 			ereport(ERROR,
 					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 					 errmsg("could not draw an ID for segment tag \"%s\": the idgen worker did not load a segment within %d ms",

@@ -108,6 +108,8 @@ extern HTAB *idgen_segment_hash;
 extern Size idgen_segment_shmem_size(void);
 extern void idgen_segment_shmem_init(void);
 extern void idgen_segment_define_gucs(void);
+/* The central server's bound alone, also without the preload (module.c) */
+extern void idgen_segment_define_serving_gucs(void);
 
 /* Settings (segment.c) */
 extern int	idgen_segment_max_tags;
@@ -210,5 +212,12 @@ extern IdgenSegmentServerAlloc idgen_segment_server_allocate(const char *tag,
  * naming the central server's failure, if its last allocation failed.
  */
 extern void idgen_segment_server_check(const char *tag);
+
+/*
+ * Tags kept when the extension is dropped (segment_keep.c): the object
+ * access hook, and the removal of a dropped database's file
+ */
+extern void idgen_segment_keep_init(void);
+extern void idgen_segment_keep_forget(Oid dbid);
 
 #endif							/* IDGEN_SEGMENT_H */

@@ -76,6 +76,35 @@ check_tag_admin(const char *what)
 		idgen_citus_check_tag_admin(what);
 }
 
+/*
+ * A tag kept when extension idgen was dropped (segment_keep.c) is created
+ * again only above its floor in idgen.segment_floor; inside SPI
+ */
+static void
+check_kept_floor(const char *tag, int64 start)
+{
+	Oid			types[1] = {TEXTOID};
+	Datum		args[1] = {CStringGetTextDatum(tag)};
+	bool		isnull;
+	int64		floor;
+
+	if (!OidIsValid(idgen_table_relid("segment_floor")))
+		return;
+	if (SPI_execute_with_args("SELECT max(max_id) FROM idgen.segment_floor WHERE biz_tag = $1",
+							  1, types, args, NULL, true, 1) != SPI_OK_SELECT)
+		elog(ERROR, "could not read idgen.segment_floor");
+	floor = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0],
+										SPI_tuptable->tupdesc, 1, &isnull));
+	if (!isnull && start - 1 < floor)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("segment tag \"%s\" cannot start at " INT64_FORMAT, tag, start),
+				 errdetail("Extension idgen was dropped after IDs up to " INT64_FORMAT " of the tag had been allocated, and they may have been handed out.",
+						   floor),
+				 errhint("Create the tag with a start of " INT64_FORMAT " or more.",
+						 floor + 1)));
+}
+
 PG_FUNCTION_INFO_V1(segment_create);
 
 /* SQL: idgen.segment_create(tag, start, step, description) */
@@ -120,6 +149,7 @@ segment_create(PG_FUNCTION_ARGS)
 		args[3] = PG_GETARG_DATUM(3);
 
 	SPI_connect();
+	check_kept_floor(tag, start);
 	ret = SPI_execute_with_args("INSERT INTO idgen.segment_alloc "
 								"(biz_tag, max_id, step, description, update_time) "
 								"VALUES ($1, $2, $3, $4, pg_catalog.now()) "

@@ -109,10 +109,55 @@ note_wall_tick(int64 now_tick)
 	pg_atomic_write_u64(&idgen_snowflake->wall_tick, (uint64) now_tick);
 }
 
-/* The error of a server whose layout changed under issued IDs */
+/*
+ * Raise the error of a caller the worker has not covered within
+ * idgen.worker_wait_timeout, naming the worker's problem when it knows it
+ */
+static void
+report_not_reserved(void)
+{
+	switch (idgen_worker_problem())
+	{
+		case IDGEN_WORKER_NO_DATABASE:
+			ereport(ERROR,
+					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+					 errmsg("could not generate a snowflake ID: the idgen worker has not reserved its time range"),
+					 errdetail("Database \"%s\" named by idgen.database does not exist; the worker keeps the reservation there.",
+							   idgen_database),
+					 errhint("Create database \"%s\" and run CREATE EXTENSION idgen in it, or set idgen.database to the database where extension idgen is installed and restart the server.",
+							 idgen_database)));
+			break;
+		case IDGEN_WORKER_NO_EXTENSION:
+			ereport(ERROR,
+					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+					 errmsg("could not generate a snowflake ID: the idgen worker has not reserved its time range"),
+					 errdetail("Extension idgen is not installed in database \"%s\" named by idgen.database, where the worker keeps the reservation.",
+							   idgen_database),
+					 errhint("Run CREATE EXTENSION idgen in database \"%s\".",
+							 idgen_database)));
+			break;
+		default:
+			break;
+	}
+	ereport(ERROR,
+			(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+			 errmsg("could not generate a snowflake ID: the idgen worker has not reserved its time range"),
+			 errdetail("IDs are handed out only after the worker has made a reservation durable in database \"%s\".",
+					   idgen_database),
+			 errhint("Make sure extension idgen is installed in the database named by idgen.database and that the \"idgen worker\" process is running.")));
+}
+
+/* The error of a server that refuses IDs (idgen_snowflake_blocked_why) */
 static void
 report_blocked(void)
 {
+	if (idgen_snowflake_blocked_why() & IDGEN_BLOCK_RESTORED)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("snowflake IDs are refused because this server was started from a backup or after archive recovery"),
+				 errdetail("The server it was copied from may have issued IDs with node id %d above the restored high-water mark, and new IDs could repeat them.",
+						   idgen_node_id),
+				 errhint("Have a superuser run SELECT idgen.snowflake_advance(N), with N the largest snowflake ID the original server issued (or any larger ID), or lease node ids from a registry (idgen.node_id = 'auto').")));
 	ereport(ERROR,
 			(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 			 errmsg("snowflake IDs are refused because idgen.layout or idgen.node_id changed: was layout \"%s\" with node id %d, is layout \"%s\" with node id %d",
@@ -490,7 +535,7 @@ idgen_snowflake_next(int gene_bits, uint64 gene)
 		if ((uint64) ntick >= pg_atomic_read_u64(&idgen_snowflake->reserved_end) &&
 			!RecoveryInProgress())
 		{
-			if (pg_atomic_read_u32(&idgen_snowflake->blocked) != 0)
+			if (idgen_snowflake_blocked_why() != 0)
 			{
 				if (on_cv)
 					ConditionVariableCancelSleep();
@@ -511,12 +556,7 @@ idgen_snowflake_next(int gene_bits, uint64 gene)
 									  idgen_wait_event(IDGEN_WAIT_RESERVATION)))
 			{
 				ConditionVariableCancelSleep();
-				ereport(ERROR,
-						(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-						 errmsg("could not generate a snowflake ID: the idgen worker has not reserved its time range"),
-						 errdetail("IDs are handed out only after the worker has made a reservation durable in database \"%s\".",
-								   idgen_database),
-						 errhint("Make sure extension idgen is installed in the database named by idgen.database and that the \"idgen worker\" process is running.")));
+				report_not_reserved();
 			}
 			old = pg_atomic_read_u64(&idgen_snowflake->state);
 			continue;
@@ -633,29 +673,57 @@ idgen_snowflake_block(const char *old_spec, int old_node)
 	strlcpy(idgen_snowflake->blocked_layout, old_spec,
 			sizeof(idgen_snowflake->blocked_layout));
 	idgen_snowflake->blocked_node = old_node;
-	pg_atomic_write_u32(&idgen_snowflake->blocked, 1);
+	pg_atomic_fetch_or_u32(&idgen_snowflake->blocked, IDGEN_BLOCK_LAYOUT);
 }
 
-/* Are IDs refused for a layout change? */
+/* Refuse IDs: started from a backup or after archive recovery (postmaster) */
+void
+idgen_snowflake_block_restored(void)
+{
+	pg_atomic_fetch_or_u32(&idgen_snowflake->blocked, IDGEN_BLOCK_RESTORED);
+}
+
+/* Are IDs refused, for any reason? */
 bool
 idgen_snowflake_blocked(void)
 {
 	return pg_atomic_read_u32(&idgen_snowflake->blocked) != 0;
 }
 
-/* Has a superuser accepted the layout change? */
+/* The reasons IDs are refused and not yet accepted (IDGEN_BLOCK_* bits) */
+uint32
+idgen_snowflake_blocked_why(void)
+{
+	return pg_atomic_read_u32(&idgen_snowflake->blocked) &
+		~pg_atomic_read_u32(&idgen_snowflake->accept);
+}
+
+/*
+ * A superuser lifts the refusals in why; false if none of them applies.
+ * The worker lifts them once it has recorded the decision.
+ */
+bool
+idgen_snowflake_accept(uint32 why)
+{
+	if ((pg_atomic_read_u32(&idgen_snowflake->blocked) & why) == 0)
+		return false;
+	pg_atomic_fetch_or_u32(&idgen_snowflake->accept, why);
+	return true;
+}
+
+/* Has a superuser accepted every refusal in force? */
 bool
 idgen_snowflake_accept_pending(void)
 {
-	return pg_atomic_read_u32(&idgen_snowflake->accept) != 0;
+	return idgen_snowflake_blocked() && idgen_snowflake_blocked_why() == 0;
 }
 
-/* The worker recorded the new layout: issue IDs again */
+/* The worker recorded the decision: issue IDs again */
 void
 idgen_snowflake_unblock(void)
 {
-	pg_atomic_write_u32(&idgen_snowflake->accept, 0);
 	pg_atomic_write_u32(&idgen_snowflake->blocked, 0);
+	pg_atomic_write_u32(&idgen_snowflake->accept, 0);
 }
 
 /* Reservation in the state file (snowflake_state.c), -1 if none */
@@ -684,4 +752,91 @@ uint64
 idgen_snowflake_instance_key(void)
 {
 	return idgen_snowflake->instance_key;
+}
+
+/*
+ * Make every later snowflake and gene ID larger than min_id
+ * (idgen.snowflake_advance): raise the generator to min_id's tick, so that
+ * the next ID has a later one, lift a refusal after a restore, and wait until
+ * the worker has made a reservation past that tick durable (the state file
+ * and the reservation row), so that a crash right after still starts above
+ * min_id.  Refused at once when the next tick would be further ahead of the
+ * clock than idgen.max_lead allows: calls would only wait and fail.
+ */
+void
+idgen_snowflake_advance(int64 min_id)
+{
+	const IdgenLayout *l = &idgen_layout;
+	IdgenParts	p;
+	int64		tick,
+				now_us,
+				now_tick,
+				lead_max,
+				tmax,
+				ask_ticks,
+				deadline;
+
+	if (RecoveryInProgress())
+		ereport(ERROR,
+				(errcode(ERRCODE_READ_ONLY_SQL_TRANSACTION),
+				 errmsg("cannot advance the snowflake generator during recovery")));
+	layout_limits(l, &tmax, &ask_ticks);
+	lead_max = idgen_snowflake_lead_ticks(l);
+	now_us = idgen_clock_now_us();
+	now_tick = idgen_tick_of(l, now_us);
+
+	tick = -1;
+	if (min_id >= 0)
+	{
+		idgen_decompose(l, (uint64) min_id, &p);
+		tick = p.tick;
+		if (tick >= tmax ||
+			idgen_compose(l, tick + 1, 0, 0) <= (uint64) min_id)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("cannot advance the snowflake generator past ID " INT64_FORMAT, min_id),
+					 errdetail("No ID of layout \"%s\" is larger than it.", l->name)));
+		if (tick + 1 - now_tick > lead_max)
+		{
+			int64		ahead_ms = (tick + 1 - now_tick) * l->unit_us / 1000;
+
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("cannot advance the snowflake generator past ID " INT64_FORMAT, min_id),
+					 errdetail("IDs above it would be " INT64_FORMAT " ms ahead of the system clock (layout \"%s\", ID time %s), and idgen.max_lead is %d ms.",
+							   ahead_ms, l->name,
+							   timestamptz_to_str(idgen_tick_start(l, tick) - UNIX_TO_PG_US),
+							   idgen_max_lead_ms),
+					 errhint("Set idgen.max_lead to at least " INT64_FORMAT " ms (a reload is enough) and call it again, or wait until the clock has passed the ID's time; if the ID was made under another layout, set idgen.layout to that layout.",
+							 ahead_ms + 1)));
+		}
+	}
+
+	(void) idgen_snowflake_accept(IDGEN_BLOCK_RESTORED);
+	idgen_snowflake_raise_floor(tick);
+	tick = Max(tick + 1, now_tick);
+	deadline = idgen_clock_monotonic_ms() + idgen_worker_wait_ms;
+	ConditionVariablePrepareToSleep(&idgen_snowflake->reserve_cv);
+	while (idgen_snowflake_blocked() ||
+		   (uint64) tick >= pg_atomic_read_u64(&idgen_snowflake->reserved_end))
+	{
+		if (idgen_snowflake_blocked_why() != 0)
+		{
+			ConditionVariableCancelSleep();
+			report_blocked();
+		}
+		want_tick(tick);
+		if (!idgen_snowflake_wait(100, deadline, &idgen_snowflake->reserve_cv,
+								  idgen_wait_event(IDGEN_WAIT_RESERVATION)))
+		{
+			ConditionVariableCancelSleep();
+			ereport(ERROR,
+					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+					 errmsg("could not advance the snowflake generator: the idgen worker has not reserved its time range"),
+					 errdetail("The generator is raised, but a restart could start below the ID until the worker has made a reservation durable in database \"%s\".",
+							   idgen_database),
+					 errhint("Make sure extension idgen is installed in the database named by idgen.database and that the \"idgen worker\" process is running, then call it again.")));
+		}
+	}
+	ConditionVariableCancelSleep();
 }

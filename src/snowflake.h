@@ -29,6 +29,17 @@
  */
 #define IDGEN_RESERVE_LINGER_MS 60000
 
+/*
+ * Why snowflake IDs are refused (bits of IdgenSnowflakeShared.blocked): the
+ * layout or node id changed so that new IDs could be smaller
+ * (snowflake_accept_layout lifts it), or the server was started from a
+ * backup or after archive recovery with a fixed node id, so its original may
+ * have issued IDs above the restored reservation (snowflake_advance lifts
+ * it).
+ */
+#define IDGEN_BLOCK_LAYOUT		0x1
+#define IDGEN_BLOCK_RESTORED	0x2
+
 /* Per-process counter, padded to its own cache line */
 typedef union IdgenSnowflakeCounter
 {
@@ -52,9 +63,11 @@ typedef struct IdgenSnowflakeShared
 									 * tick; callers, a hint */
 	pg_atomic_uint64 asked_end; /* reserved_end for which a caller last
 								 * woke the worker; callers */
-	pg_atomic_uint32 blocked;	/* 1: layout changed, IDs refused;
-								 * postmaster sets, idgen worker clears */
-	pg_atomic_uint32 accept;	/* 1: a superuser accepted the change */
+	pg_atomic_uint32 blocked;	/* IDGEN_BLOCK_* bits: why IDs are
+								 * refused; postmaster sets, idgen worker
+								 * clears */
+	pg_atomic_uint32 accept;	/* IDGEN_BLOCK_* bits a superuser
+								 * accepted; callers set, worker clears */
 	int32		blocked_node;	/* node id before the change; postmaster */
 	char		blocked_layout[256];	/* layout before the change; postmaster */
 	pg_atomic_uint64 file_until_us; /* (int64) reservation in the state
@@ -107,9 +120,13 @@ extern void idgen_snowflake_revoke_reservation(void);
 
 /* Layout changes, the state file and the instance key (snowflake.c) */
 extern void idgen_snowflake_block(const char *old_spec, int old_node);
+extern void idgen_snowflake_block_restored(void);
 extern bool idgen_snowflake_blocked(void);
+extern uint32 idgen_snowflake_blocked_why(void);
+extern bool idgen_snowflake_accept(uint32 why);
 extern bool idgen_snowflake_accept_pending(void);
 extern void idgen_snowflake_unblock(void);
+extern void idgen_snowflake_advance(int64 min_id);
 extern int64 idgen_snowflake_file_reservation(void);
 extern void idgen_snowflake_set_file_reservation(int64 until_us);
 extern void idgen_snowflake_set_instance_key(uint64 key);
@@ -159,6 +176,8 @@ extern int	idgen_node_guard_ms;
 
 /* Module load and shared memory (snowflake_lease.c, called from module.c) */
 extern void idgen_snowflake_lease_define_gucs(void);
+/* The registry's bound alone, also without the preload (module.c) */
+extern void idgen_snowflake_lease_define_serving_gucs(void);
 extern Size idgen_snowflake_lease_shmem_size(void);
 extern void idgen_snowflake_lease_shmem_init(void);
 

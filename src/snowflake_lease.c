@@ -30,9 +30,11 @@
  * Runs in the remote worker (idgen_snowflake_lease_step, worker.h) and,
  * for the slow path of idgen_snowflake_lease_node, in callers.  Shared
  * memory "idgen lease": rules in idgen.h.  In the registry, acquisitions in
- * a namespace are serialized by an advisory lock (idgen.node_lease_acquire);
- * a renewal and a takeover of the same row by the row lock of their
- * UPDATEs.
+ * a namespace are serialized by the lock of the namespace's row in
+ * idgen.node_lease_lock, a table no other role may read or lock
+ * (idgen.node_lease_acquire); a renewal and a takeover of the same row by
+ * the row lock of their UPDATEs.  The registry's guard time is its own
+ * idgen.node_lease_guard, read through idgen.serving_settings.
  */
 #include "postgres.h"
 
@@ -73,6 +75,22 @@ static char logged_error[IDGEN_LEASE_TEXT_LEN];
 static char instance_name[IDGEN_LEASE_TEXT_LEN];
 static char instance_shown[IDGEN_LEASE_TEXT_LEN];
 
+/*
+ * Define the registry's own bound, idgen.node_lease_guard.  Also runs when
+ * the library is loaded without the preload (a registry calling
+ * idgen.serving_settings): reload-only, so its value comes from the
+ * server's configuration (postgresql.conf, ALTER SYSTEM), never from a
+ * session's SET, set_config or ALTER ROLE/DATABASE ... SET.
+ */
+void
+idgen_snowflake_lease_define_serving_gucs(void)
+{
+	DefineCustomIntVariable("idgen.node_lease_guard",
+							"How long a node id whose lease ran out stays unused before another server may lease it.",
+							NULL, &idgen_node_guard_ms, 10000, 0, INT_MAX / 2,
+							PGC_SIGHUP, GUC_UNIT_MS, NULL, NULL, NULL);
+}
+
 /* Define the lease settings and check them against idgen.node_id */
 void
 idgen_snowflake_lease_define_gucs(void)
@@ -89,10 +107,7 @@ idgen_snowflake_lease_define_gucs(void)
 							"How long a node id lease lasts unless renewed; the worker renews it every third of this time, and snowflake IDs stop when it runs out.",
 							NULL, &idgen_node_lease_ms, 30000, 1000, INT_MAX / 2,
 							PGC_SIGHUP, GUC_UNIT_MS, NULL, NULL, NULL);
-	DefineCustomIntVariable("idgen.node_lease_guard",
-							"How long a node id whose lease ran out stays unused before another server may lease it.",
-							NULL, &idgen_node_guard_ms, 10000, 0, INT_MAX / 2,
-							PGC_SIGHUP, GUC_UNIT_MS, NULL, NULL, NULL);
+	idgen_snowflake_lease_define_serving_gucs();
 
 	if (idgen_node_id == IDGEN_NODE_AUTO &&
 		(idgen_node_registry == NULL || idgen_node_registry[0] == '\0'))

@@ -59,13 +59,20 @@ snowflake_accept_layout(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
 				 errmsg("permission denied to accept a change of idgen.layout"),
 				 errdetail("Only a superuser may accept that new snowflake IDs could be smaller than IDs already issued.")));
-	if (!idgen_snowflake_blocked())
+	if ((idgen_snowflake_blocked_why() & IDGEN_BLOCK_LAYOUT) == 0)
 		PG_RETURN_BOOL(false);
 	ereport(LOG,
 			(errmsg("idgen: a superuser accepted the change from layout \"%s\" with node id %d to layout \"%s\" with node id %d",
 					idgen_snowflake->blocked_layout, idgen_snowflake->blocked_node,
 					idgen_layout_spec, idgen_node_id)));
-	pg_atomic_write_u32(&idgen_snowflake->accept, 1);
+	(void) idgen_snowflake_accept(IDGEN_BLOCK_LAYOUT);
+	if (idgen_snowflake_blocked_why() & IDGEN_BLOCK_RESTORED)
+	{
+		ereport(NOTICE,
+				(errmsg("snowflake IDs stay refused until idgen.snowflake_advance() is called"),
+				 errdetail("This server was started from a backup or after archive recovery.")));
+		PG_RETURN_BOOL(true);
+	}
 	idgen_worker_wake();
 	deadline = idgen_clock_monotonic_ms() + idgen_worker_wait_ms;
 	while (idgen_snowflake_blocked())
@@ -79,6 +86,33 @@ snowflake_accept_layout(PG_FUNCTION_ARGS)
 		idgen_worker_wake();
 	}
 	PG_RETURN_BOOL(true);
+}
+
+PG_FUNCTION_INFO_V1(snowflake_advance);
+
+/*
+ * SQL: idgen.snowflake_advance(min_id): a superuser makes every later
+ * snowflake and gene ID of this server larger than min_id, durably; it also
+ * lifts the refusal of a server started from a backup.
+ */
+Datum
+snowflake_advance(PG_FUNCTION_ARGS)
+{
+	int64		min_id = PG_GETARG_INT64(0);
+	bool		restored;
+
+	idgen_require_loaded();
+	if (!superuser())
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("permission denied to advance the snowflake generator"),
+				 errdetail("Only a superuser may move the generator of this server.")));
+	restored = (idgen_snowflake_blocked_why() & IDGEN_BLOCK_RESTORED) != 0;
+	idgen_snowflake_advance(min_id);
+	ereport(LOG,
+			(errmsg("idgen: a superuser advanced the snowflake generator past ID " INT64_FORMAT "%s",
+					min_id, restored ? " after a restore; snowflake IDs are issued again" : "")));
+	PG_RETURN_VOID();
 }
 
 PG_FUNCTION_INFO_V1(snowflake_nextval);

@@ -44,6 +44,7 @@
 #include "postgres.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "access/xact.h"
@@ -98,7 +99,9 @@ typedef struct StateFile
 	int64		reserved_until_us;	/* start of the last reserved tick, Unix
 									 * microseconds; -1 when none yet */
 	int32		node_id;		/* idgen_node_id when written (-2: 'auto') */
-	int32		pad;
+	int32		flags;			/* IDGEN_BLOCK_RESTORED: refused after a
+								 * restore until snowflake_advance; 0 in
+								 * files of 0.3.0 and before */
 	uint64		instance_key;	/* random; see snowflake_lease.c */
 	char		layout_spec[STATE_SPEC_LEN];	/* idgen.layout when written */
 	StoredLayout layout;		/* the layout it names */
@@ -179,7 +182,7 @@ write_state(int64 until_us)
 	state.version = STATE_VERSION;
 	state.reserved_until_us = until_us;
 	state.node_id = idgen_node_id;
-	state.pad = 0;
+	state.flags = (int32) (idgen_snowflake_blocked_why() & IDGEN_BLOCK_RESTORED);
 	if (idgen_snowflake_instance_key() != 0)
 		state.instance_key = idgen_snowflake_instance_key();
 	memset(state.layout_spec, 0, sizeof(state.layout_spec));
@@ -285,26 +288,89 @@ new_ids_provably_larger(void)
 }
 
 /*
+ * Is this start a restore that idgen can see: archive recovery
+ * (recovery.signal, as PITR makes it) or a start from a base backup
+ * (backup_label) that is not a standby's (standby.signal)?  A standby is
+ * covered by the WAL-logged reservation: its promotion is a failover, whose
+ * primary has stopped.  A copy of a stopped data directory or a snapshot
+ * looks like a crash restart and cannot be seen (docs/durability.md).
+ */
+static bool
+start_is_restore(void)
+{
+	struct stat st;
+
+	if (stat(STANDBY_SIGNAL_FILE, &st) == 0)
+		return false;
+	return stat(RECOVERY_SIGNAL_FILE, &st) == 0 ||
+		stat(BACKUP_LABEL_FILE, &st) == 0;
+}
+
+/*
+ * After a restore, a server with a fixed node id refuses snowflake IDs
+ * until a superuser calls snowflake_advance: its original may have issued
+ * IDs above the restored reservation, under the same node id.  The refusal
+ * is kept in the state file, so a restart does not lift it.  With
+ * idgen.node_id = 'auto' the registry protects the IDs instead
+ * (snowflake_lease.c): every start leases under a new name.
+ */
+static void
+refuse_after_restore(void)
+{
+	bool		restore = start_is_restore();
+
+	if (idgen_node_id == IDGEN_NODE_AUTO)
+		return;
+	if (!restore && !(state_valid && (state.flags & IDGEN_BLOCK_RESTORED)))
+		return;
+	idgen_snowflake_block_restored();
+	if (restore)
+		ereport(LOG,
+				(errmsg("idgen: snowflake IDs are refused: this server is started from a backup or for archive recovery with node id %d",
+						idgen_node_id),
+				 errdetail("The server it was copied from may have issued IDs above the restored high-water mark."),
+				 errhint("Once recovery has ended, have a superuser run SELECT idgen.snowflake_advance(N) with N the largest snowflake ID the original server issued.")));
+}
+
+/*
+ * A random key, new for each start: the server's name in a node registry
+ * ends with it (snowflake_lease.c), so no caller of the registry can guess
+ * it, and a copy of this data directory never leases under this start's name.
+ */
+static uint64
+new_instance_key(void)
+{
+	uint64		key;
+
+	if (!pg_strong_random(&key, sizeof(key)))
+		key = (uint64) GetCurrentTimestamp() ^ ((uint64) MyProcPid << 32);
+	return key;
+}
+
+/*
  * Postmaster, while shared memory is created (start, crash restart): read
  * the state file, start the generator above its reservation, and refuse
  * snowflake IDs when the layout or node id changed so that new IDs could be
- * smaller than old ones.  Without a file, make one with a new instance key.
+ * smaller than old ones, or after a restore (refuse_after_restore).
+ * Without a file, make one.
  */
 void
 idgen_snowflake_state_load(void)
 {
 	bool		same_layout;
 
+	idgen_snowflake_set_instance_key(new_instance_key());
 	if (!read_state())
 	{
 		memset(&state, 0, sizeof(state));
-		if (!pg_strong_random(&state.instance_key, sizeof(state.instance_key)))
-			state.instance_key = (uint64) GetCurrentTimestamp() ^ ((uint64) MyProcPid << 32);
+		refuse_after_restore();
 		write_state(-1);
-		idgen_snowflake_set_instance_key(state.instance_key);
 		return;
 	}
-	idgen_snowflake_set_instance_key(state.instance_key);
+	refuse_after_restore();
+	if ((idgen_snowflake_blocked_why() & IDGEN_BLOCK_RESTORED) &&
+		!(state.flags & IDGEN_BLOCK_RESTORED))
+		write_state(state.reserved_until_us);
 	if (state.reserved_until_us < 0)
 		return;
 
@@ -444,9 +510,11 @@ idgen_snowflake_state_step(long *sleep_ms)
 	{
 		/* Extension not installed here (yet): look again soon */
 		idgen_snowflake_revoke_reservation();
+		idgen_worker_note_problem(IDGEN_WORKER_NO_EXTENSION);
 		*sleep_ms = Min(*sleep_ms, 1000);
 		return;
 	}
+	idgen_worker_note_problem(IDGEN_WORKER_OK);
 
 	/* Never wait for a lock held by someone else: try again soon */
 	if (!ConditionalLockRelationOid(relid, RowExclusiveLock))

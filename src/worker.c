@@ -21,10 +21,27 @@
  * Segment IDs in any other database are allocated by an "idgen segment
  * worker" connected to that database: a dynamic background worker that the
  * first backend needing a segment there starts (idgen_worker_wake_database),
- * one per database (the registry below makes sure), which exits after a
- * minute without work (so that it does not hold up DROP DATABASE for
- * long) and is started again when a backend needs a segment.  It is not restarted by the postmaster: the next
- * backend that needs it starts it.
+ * one per database (the registry below makes sure), which exits after
+ * DATABASE_IDLE_MS without work and is started again when a backend needs
+ * a segment.  It is not restarted by the postmaster: the next backend that
+ * needs it starts it.
+ *
+ * At most idgen.segment_max_workers segment workers run at once, so that
+ * the background worker slots that parallel query and logical replication
+ * need stay free.  A backend of another database that needs a worker while
+ * that many run is queued: it bumps the demand counter and sets the
+ * running workers' latches, and each of them, after its current round,
+ * exits and leaves its slot to the waiting database (it has allocated what
+ * its database needed; a backend there that needs more starts it again).
+ * The waiting backend retries while it waits for its segment
+ * (segment.c), so the databases take turns.
+ *
+ * When idgen.database does not exist, connecting to it ends the process
+ * (FATAL).  The next start of the worker then connects to no database, only
+ * to the shared catalogs, logs once that the database is missing and looks
+ * for it every second; once it exists the process exits and the postmaster
+ * starts it again, connected.  A missing database is thus one FATAL and one
+ * WARNING in the log, not a FATAL every second.
  *
  * The steps are the components' (worker.h); this file includes none of
  * their headers.  Shared memory: "idgen worker" in idgen.h.
@@ -45,6 +62,7 @@
 #include "storage/shmem.h"
 #include "storage/spin.h"
 #include "tcop/tcopprot.h"
+#include "utils/builtins.h"
 #include "utils/guc.h"
 #include "utils/snapmgr.h"
 
@@ -56,7 +74,7 @@
 #define DATABASE_START_MS 10000
 
 /* How long a segment worker stays without work */
-#define DATABASE_IDLE_MS 60000
+#define DATABASE_IDLE_MS 10000
 
 /* The segment worker of one database */
 typedef struct DatabaseWorker
@@ -65,6 +83,11 @@ typedef struct DatabaseWorker
 	int64		started_ms;		/* monotonic ms it was registered; mutex */
 	pg_atomic_uint32 procno;	/* its pgprocno once running; the worker,
 								 * under mutex */
+	pid_t		gone_pid;		/* a worker that exited from this entry and
+								 * may still hold its background worker slot
+								 * (until the postmaster reaps it), or 0;
+								 * mutex */
+	int64		gone_ms;		/* monotonic ms it exited; mutex */
 } DatabaseWorker;
 
 /* The latch registry: each worker's pgprocno, or INVALID_PROC_NUMBER */
@@ -72,6 +95,9 @@ typedef struct WorkerShared
 {
 	pg_atomic_uint32 procno[2]; /* [0] idgen worker, [1] remote worker;
 								 * each written by that worker */
+	pg_atomic_uint32 problem;	/* IdgenWorkerProblem; see idgen.h */
+	pg_atomic_uint64 demand;	/* bumped by each backend queued for a
+								 * segment worker; read by the workers */
 	slock_t		mutex;			/* protects the entries of db[] */
 	int			ndb;			/* length of db[] */
 	DatabaseWorker db[FLEXIBLE_ARRAY_MEMBER];
@@ -99,12 +125,16 @@ idgen_worker_shmem_init(void)
 	{
 		pg_atomic_init_u32(&ws->procno[0], INVALID_PROC_NUMBER);
 		pg_atomic_init_u32(&ws->procno[1], INVALID_PROC_NUMBER);
+		pg_atomic_init_u32(&ws->problem, IDGEN_WORKER_OK);
+		pg_atomic_init_u64(&ws->demand, 0);
 		SpinLockInit(&ws->mutex);
 		ws->ndb = max_worker_processes;
 		for (int i = 0; i < ws->ndb; i++)
 		{
 			ws->db[i].dbid = InvalidOid;
 			ws->db[i].started_ms = 0;
+			ws->db[i].gone_pid = 0;
+			ws->db[i].gone_ms = 0;
 			pg_atomic_init_u32(&ws->db[i].procno, INVALID_PROC_NUMBER);
 		}
 	}
@@ -143,9 +173,51 @@ idgen_worker_wake_all(void)
 static bool
 entry_reusable(DatabaseWorker *w, int64 now)
 {
-	return w->dbid == InvalidOid ||
-		(pg_atomic_read_u32(&w->procno) == INVALID_PROC_NUMBER &&
-		 now - w->started_ms >= DATABASE_START_MS);
+	if (w->dbid == InvalidOid)
+		return w->gone_pid == 0 || now - w->gone_ms >= DATABASE_START_MS;
+	return pg_atomic_read_u32(&w->procno) == INVALID_PROC_NUMBER &&
+		now - w->started_ms >= DATABASE_START_MS;
+}
+
+/*
+ * Free the entries of segment workers that have exited and been reaped by
+ * the postmaster, which frees their background worker slot as it reaps
+ * them: until then an exited worker still counts against
+ * idgen.segment_max_workers, so that the segment workers never hold more
+ * slots than that.  kill() outside the spinlock; a stale read only delays
+ * the entry to the next call.
+ */
+static void
+forget_gone_workers(void)
+{
+	for (int i = 0; i < ws->ndb; i++)
+	{
+		DatabaseWorker *w = &ws->db[i];
+		pid_t		pid = w->gone_pid;
+
+		if (pid != 0 && kill(pid, 0) != 0 && errno == ESRCH)
+		{
+			SpinLockAcquire(&ws->mutex);
+			if (w->gone_pid == pid)
+				w->gone_pid = 0;
+			SpinLockRelease(&ws->mutex);
+		}
+	}
+}
+
+/*
+ * How many segment workers run or are starting, at most
+ * idgen.segment_max_workers.  Caller holds the mutex.
+ */
+static int
+database_workers_active(int64 now)
+{
+	int			n = 0;
+
+	for (int i = 0; i < ws->ndb; i++)
+		if (!entry_reusable(&ws->db[i], now))
+			n++;
+	return n;
 }
 
 /* Register the segment worker of database dbid; false if no slot is free */
@@ -216,15 +288,18 @@ idgen_worker_stop_database(Oid dbid)
 }
 
 /* See worker.h */
-bool
+IdgenWakeResult
 idgen_worker_wake_database(Oid dbid)
 {
 	int64		now = idgen_clock_monotonic_ms();
 	DatabaseWorker *w = NULL;
 	DatabaseWorker *free_entry = NULL;
 	uint32		procno = INVALID_PROC_NUMBER;
+	uint32		running[64];
+	int			nrunning = 0;
 	bool		start = false;
 
+	forget_gone_workers();
 	SpinLockAcquire(&ws->mutex);
 	for (int i = 0; i < ws->ndb; i++)
 	{
@@ -236,14 +311,27 @@ idgen_worker_wake_database(Oid dbid)
 		if (free_entry == NULL && entry_reusable(&ws->db[i], now))
 			free_entry = &ws->db[i];
 	}
-	if (w == NULL && free_entry != NULL)
+	if (w == NULL && free_entry != NULL &&
+		database_workers_active(now) < idgen_segment_max_workers)
 	{
 		w = free_entry;
 		w->dbid = dbid;
 		w->started_ms = now;
+		w->gone_pid = 0;
 		start = true;
 	}
-	else if (w != NULL)
+	else if (w == NULL)
+	{
+		/* At the cap: ask the running workers to make room */
+		for (int i = 0; i < ws->ndb && nrunning < (int) lengthof(running); i++)
+		{
+			uint32		p = pg_atomic_read_u32(&ws->db[i].procno);
+
+			if (ws->db[i].dbid != InvalidOid && p != INVALID_PROC_NUMBER)
+				running[nrunning++] = p;
+		}
+	}
+	else
 	{
 		procno = pg_atomic_read_u32(&w->procno);
 		if (procno == INVALID_PROC_NUMBER &&
@@ -257,7 +345,12 @@ idgen_worker_wake_database(Oid dbid)
 	SpinLockRelease(&ws->mutex);
 
 	if (w == NULL)
-		return false;			/* every entry taken */
+	{
+		pg_atomic_fetch_add_u64(&ws->demand, 1);
+		for (int i = 0; i < nrunning; i++)
+			SetLatch(&GetPGProcByNumber(running[i])->procLatch);
+		return IDGEN_WAKE_QUEUED;
+	}
 	if (procno != INVALID_PROC_NUMBER)
 		SetLatch(&GetPGProcByNumber(procno)->procLatch);
 	if (start && !register_database_worker(dbid))
@@ -265,11 +358,14 @@ idgen_worker_wake_database(Oid dbid)
 		/* No free slot: give the entry up, so the next call tries again */
 		SpinLockAcquire(&ws->mutex);
 		if (w->dbid == dbid && pg_atomic_read_u32(&w->procno) == INVALID_PROC_NUMBER)
+		{
 			w->dbid = InvalidOid;
+			w->gone_pid = 0;
+		}
 		SpinLockRelease(&ws->mutex);
-		return false;
+		return IDGEN_WAKE_NO_SLOT;
 	}
-	return true;
+	return IDGEN_WAKE_OK;
 }
 
 /* Is the idgen worker running? */
@@ -277,6 +373,86 @@ bool
 idgen_worker_running(void)
 {
 	return pg_atomic_read_u32(&ws->procno[0]) != INVALID_PROC_NUMBER;
+}
+
+/* See worker.h */
+IdgenWorkerProblem
+idgen_worker_problem(void)
+{
+	return (IdgenWorkerProblem) pg_atomic_read_u32(&ws->problem);
+}
+
+/* See worker.h */
+void
+idgen_worker_note_problem(IdgenWorkerProblem problem)
+{
+	if (pg_atomic_exchange_u32(&ws->problem, (uint32) problem) == (uint32) problem)
+		return;
+	if (problem == IDGEN_WORKER_NO_DATABASE)
+		ereport(WARNING,
+				(errcode(ERRCODE_UNDEFINED_DATABASE),
+				 errmsg("database \"%s\" named by idgen.database does not exist",
+						idgen_database),
+				 errdetail("The idgen worker keeps the snowflake reservation there: no snowflake ID is issued until the database exists and has extension idgen. The worker looks for it every second."),
+				 errhint("Create it (CREATE DATABASE %s) and run CREATE EXTENSION idgen in it, or set idgen.database to the database where extension idgen is installed and restart the server.",
+						 quote_identifier(idgen_database))));
+	else if (problem == IDGEN_WORKER_NO_EXTENSION)
+		ereport(LOG,
+				(errmsg("extension idgen is not installed in database \"%s\" named by idgen.database",
+						idgen_database),
+				 errdetail("The idgen worker keeps the snowflake reservation there: no snowflake ID is issued until the extension is installed."),
+				 errhint("Run CREATE EXTENSION idgen in database \"%s\".",
+						 idgen_database)));
+}
+
+/*
+ * Set while a worker connects to idgen.database: if the process ends then
+ * (FATAL), the next start looks for the database first
+ */
+static bool connecting = false;
+
+/* On exit while connecting, have the next start look for the database */
+static void
+connect_exit(int code, Datum arg)
+{
+	if (connecting && idgen_worker_problem() != IDGEN_WORKER_NO_DATABASE)
+		pg_atomic_write_u32(&ws->problem, IDGEN_WORKER_CONNECT_FAILED);
+}
+
+/*
+ * The last start could not connect to idgen.database: connected to no
+ * database, wait until it exists (logging once that it does not), then
+ * exit so that the postmaster starts the worker again, connected.  When it
+ * exists already (the connection failed for another reason) exit at once:
+ * the restart interval spaces the attempts.
+ */
+static void
+wait_for_database(void)
+{
+	BackgroundWorkerInitializeConnection(NULL, NULL, 0);
+	pgstat_report_activity(STATE_RUNNING, "idgen: waiting for idgen.database");
+	for (;;)
+	{
+		Oid			dbid;
+
+		CHECK_FOR_INTERRUPTS();
+		StartTransactionCommand();
+		dbid = get_database_oid(idgen_database, true);
+		CommitTransactionCommand();
+		if (OidIsValid(dbid))
+		{
+			if (idgen_worker_problem() == IDGEN_WORKER_NO_DATABASE)
+				ereport(LOG,
+						(errmsg("database \"%s\" named by idgen.database exists now",
+								idgen_database)));
+			idgen_worker_note_problem(IDGEN_WORKER_OK);
+			proc_exit(1);
+		}
+		idgen_worker_note_problem(IDGEN_WORKER_NO_DATABASE);
+		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+						 1000, idgen_wait_event(IDGEN_WAIT_RESERVATION));
+		ResetLatch(MyLatch);
+	}
 }
 
 /* Register a background worker: the idgen worker, or the remote one */
@@ -331,6 +507,8 @@ database_worker_exit(int code, Datum arg)
 	SpinLockAcquire(&ws->mutex);
 	pg_atomic_write_u32(&w->procno, INVALID_PROC_NUMBER);
 	w->dbid = InvalidOid;
+	w->gone_pid = MyProcPid;
+	w->gone_ms = idgen_clock_monotonic_ms();
 	SpinLockRelease(&ws->mutex);
 }
 
@@ -408,7 +586,19 @@ idgen_worker_main(Datum main_arg)
 	pqsignal(SIGTERM, die);
 	BackgroundWorkerUnblockSignals();
 
+	switch (idgen_worker_problem())
+	{
+		case IDGEN_WORKER_CONNECT_FAILED:
+		case IDGEN_WORKER_NO_DATABASE:
+			wait_for_database();	/* does not return */
+			break;
+		default:
+			break;
+	}
+	before_shmem_exit(connect_exit, (Datum) 0);
+	connecting = true;
 	BackgroundWorkerInitializeConnection(idgen_database, NULL, 0);
+	connecting = false;
 	set_worker_options();
 
 	before_shmem_exit(worker_exit, BoolGetDatum(remote));
@@ -449,6 +639,7 @@ idgen_worker_database_main(Datum main_arg)
 	DatabaseWorker *w = NULL;
 	Oid			main_dbid;
 	int64		idle_since;
+	uint64		demand;
 
 	pqsignal(SIGHUP, SignalHandlerForConfigReload);
 	pqsignal(SIGTERM, die);
@@ -465,6 +656,7 @@ idgen_worker_database_main(Datum main_arg)
 		proc_exit(0);
 
 	/* Take this database's entry, unless another worker has it */
+	forget_gone_workers();
 	SpinLockAcquire(&ws->mutex);
 	for (int i = 0; i < ws->ndb; i++)
 	{
@@ -474,7 +666,8 @@ idgen_worker_database_main(Datum main_arg)
 			break;
 		}
 	}
-	if (w == NULL)
+	if (w == NULL &&
+		database_workers_active(idgen_clock_monotonic_ms()) < idgen_segment_max_workers)
 	{
 		int64		now = idgen_clock_monotonic_ms();
 
@@ -485,6 +678,7 @@ idgen_worker_database_main(Datum main_arg)
 				w = &ws->db[i];
 				w->dbid = dbid;
 				w->started_ms = now;
+				w->gone_pid = 0;
 				break;
 			}
 		}
@@ -499,6 +693,7 @@ idgen_worker_database_main(Datum main_arg)
 	before_shmem_exit(database_worker_exit, PointerGetDatum(w));
 
 	idle_since = idgen_clock_monotonic_ms();
+	demand = pg_atomic_read_u64(&ws->demand);
 	for (;;)
 	{
 		long		sleep_ms = 1000;
@@ -513,6 +708,10 @@ idgen_worker_database_main(Datum main_arg)
 		if (idgen_segment_alloc_step(&sleep_ms, IDGEN_WORKER_DATABASE))
 			idle_since = idgen_clock_monotonic_ms();
 		else if (idgen_clock_monotonic_ms() - idle_since >= DATABASE_IDLE_MS)
+			proc_exit(0);
+
+		/* Another database waits for a slot: leave it ours after a round */
+		if (pg_atomic_read_u64(&ws->demand) != demand)
 			proc_exit(0);
 
 		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,

@@ -41,22 +41,50 @@ extern void idgen_worker_wake(void);
 /* Wake both workers, if they run (segments may be either's work) */
 extern void idgen_worker_wake_all(void);
 
+/* What idgen_worker_wake_database did */
+typedef enum IdgenWakeResult
+{
+	IDGEN_WAKE_OK,				/* woken or started */
+	IDGEN_WAKE_QUEUED,			/* idgen.segment_max_workers run for other
+								 * databases: one will make room; call again */
+	IDGEN_WAKE_NO_SLOT			/* no free background worker slot */
+} IdgenWakeResult;
+
 /*
  * Wake the segment worker of database dbid (not idgen.database), starting
- * it if it does not run; false when it could not be started (no free
- * background worker slot).
+ * it if it does not run and fewer than idgen.segment_max_workers do.
  */
-extern bool idgen_worker_wake_database(Oid dbid);
+extern IdgenWakeResult idgen_worker_wake_database(Oid dbid);
 
 /*
  * Stop the segment worker of database dbid, if it runs, and wait until it
- * has gone: called before DROP DATABASE (module.c), which refuses to drop a
- * database with a session in it, as it stops autovacuum's workers itself
+ * has gone: called before DROP DATABASE, CREATE DATABASE ... TEMPLATE and
+ * ALTER DATABASE ... RENAME TO / SET TABLESPACE (module.c), which refuse a
+ * database with a session in it (PostgreSQL stops autovacuum's workers
+ * itself)
  */
 extern void idgen_worker_stop_database(Oid dbid);
 
 /* Is the idgen worker running? */
 extern bool idgen_worker_running(void);
+
+/*
+ * Why the idgen worker cannot keep the snowflake reservation: what a
+ * caller's error names when the worker has not reserved in time
+ */
+typedef enum IdgenWorkerProblem
+{
+	IDGEN_WORKER_OK = 0,		/* none known */
+	IDGEN_WORKER_CONNECT_FAILED,	/* its last start ended while connecting
+									 * to idgen.database */
+	IDGEN_WORKER_NO_DATABASE,	/* idgen.database does not exist */
+	IDGEN_WORKER_NO_EXTENSION	/* extension idgen is not installed there */
+} IdgenWorkerProblem;
+
+extern IdgenWorkerProblem idgen_worker_problem(void);
+
+/* Record the worker's problem; a new one is logged once */
+extern void idgen_worker_note_problem(IdgenWorkerProblem problem);
 
 /*
  * The steps, one call per round of the loop; each may lower *sleep_ms, the

@@ -63,7 +63,7 @@ libdir=$("$PG_CONFIG" --pkglibdir)
 sharedir=$("$PG_CONFIG" --sharedir)
 # Every idgen file in PostgreSQL's directories
 idgen_files() {
-	ls -d "$libdir"/idgen.so "$libdir"/bitcode/idgen* "$sharedir"/extension/idgen.control \
+	ls -d "$libdir"/idgen.so "$libdir"/bitcode/idgen* "$sharedir"/extension/idgen.control "$sharedir"/extension/idgen--*.control \
 		"$sharedir"/extension/idgen--*.sql 2>/dev/null
 }
 

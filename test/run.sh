@@ -106,6 +106,8 @@ for t in $tap_tests; do
 	log="$work/tap_$name.log"
 	if mk prove_installcheck PROVE_TESTS="$t" >"$log" 2>&1; then
 		pass "tap $t"
+		# a test skipped where its tool is missing says why
+		sed -n 's/^.* skipped: \(.*\)$/  skipped: \1/p' "$log"
 	else
 		tail -40 "$log"
 		as_pg_user cp -r "$work/tmp_check" "$work/tap_$name" 2>/dev/null

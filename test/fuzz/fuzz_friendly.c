@@ -19,7 +19,7 @@ int			LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 static const char *const specs[] = {
 	"idgen", "twitter", "discord", "sonyflake", "vesta_max_peak",
 	"vesta_min_granularity", "uid_generator", "cosid_safe_js_ms",
-	"cosid_safe_js_s", "vesta_max_peak,method=2",
+	"cosid_safe_js_s", "pgedge", "sonyflake_v2", "vesta_max_peak,method=2",
 	"ts=39,seq=8,node=16,unit=10ms,epoch=2014-09-01",
 	"ts=40,node=10,seq=12,unit=100us,epoch=2024-01-01",
 	"ts=50,node=1,seq=12,unit=1s,epoch=1900-01-01",

@@ -6,8 +6,10 @@
 # server runs.  Snowflake IDs continue above the old ones, tags keep their
 # max_id and continue above it, the 0.2.0 objects are there, and after a
 # restart with the clock set back IDs are still above every earlier one.
-# DROP EXTENSION then leaves no object of the extension behind (the state
-# file in the data directory stays, by design).
+# A fresh CREATE EXTENSION (the install script built from src/idgen.sql)
+# and updates from 0.1, 0.2.0 and 0.3.0 reach the same objects, compared one
+# by one.  DROP EXTENSION then leaves no object of the extension behind, its
+# schema included (the state file in the data directory stays, by design).
 use strict;
 use warnings;
 
@@ -91,33 +93,89 @@ cmp_ok(min_of(@$snow3), '>', max_of(@$snow2),
 	'after a restart 30 s back, IDs are above those drawn before the update');
 is(scalar(duplicates($snow, $snow2, $snow3)), 0, 'no snowflake ID twice');
 
+# A fresh install and updates from each released version reach the same
+# objects: functions (arguments, result, volatility, strictness,
+# parallel safety, SECURITY DEFINER, settings, body, comment, privileges),
+# tables and views (columns, defaults, comments, privileges, definition),
+# constraints, triggers, the schema, the extension's members, its dumped
+# tables and the initial privileges pg_dump relies on
+my $describe = q{
+SELECT kind, name, props FROM (
+SELECT 'function' AS kind, p.oid::regprocedure::text AS name,
+  concat_ws(' | ', pg_get_function_arguments(p.oid), pg_get_function_result(p.oid), p.provolatile, p.proparallel, p.proisstrict, p.prosecdef, p.proconfig::text, (SELECT lanname FROM pg_language WHERE oid = p.prolang), md5(p.prosrc), p.probin, obj_description(p.oid, 'pg_proc'), p.proacl::text) AS props
+FROM pg_proc p WHERE p.pronamespace = 'idgen'::regnamespace
+UNION ALL
+SELECT 'relation', c.relname, concat_ws(' | ', c.relkind, obj_description(c.oid, 'pg_class'), c.relacl::text,
+   (SELECT string_agg(a.attname || ' ' || format_type(a.atttypid, a.atttypmod) || ' ' || a.attnotnull || ' ' || coalesce(pg_get_expr(d.adbin, d.adrelid), ''), ', ' ORDER BY a.attnum)
+    FROM pg_attribute a LEFT JOIN pg_attrdef d ON d.adrelid = a.attrelid AND d.adnum = a.attnum
+    WHERE a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped),
+   CASE WHEN c.relkind = 'v' THEN pg_get_viewdef(c.oid) END)
+FROM pg_class c WHERE c.relnamespace = 'idgen'::regnamespace
+UNION ALL
+SELECT 'constraint', conrelid::regclass || '.' || conname, pg_get_constraintdef(oid) FROM pg_constraint WHERE connamespace = 'idgen'::regnamespace
+UNION ALL
+SELECT 'trigger', tgrelid::regclass || '.' || tgname, pg_get_triggerdef(oid) FROM pg_trigger
+WHERE tgrelid IN (SELECT oid FROM pg_class WHERE relnamespace = 'idgen'::regnamespace) AND NOT tgisinternal
+UNION ALL
+SELECT 'schema', n.nspname, concat_ws(' | ', n.nspacl::text, obj_description(n.oid, 'pg_namespace')) FROM pg_namespace n WHERE n.nspname = 'idgen'
+UNION ALL
+SELECT 'extension', e.extname, concat_ws(' | ', e.extnamespace::regnamespace, e.extversion, e.extrelocatable,
+   (SELECT string_agg(x::regclass::text, ',' ORDER BY x::regclass::text) FROM unnest(e.extconfig) x))
+FROM pg_extension e WHERE e.extname = 'idgen'
+UNION ALL
+SELECT 'member', pg_describe_object(classid, objid, objsubid), '' FROM pg_depend
+WHERE refclassid = 'pg_extension'::regclass AND refobjid = (SELECT oid FROM pg_extension WHERE extname = 'idgen') AND deptype = 'e'
+UNION ALL
+SELECT 'initprivs', pg_describe_object(classoid, objoid, objsubid), privtype::text || ' ' || initprivs::text FROM pg_init_privs
+WHERE (classoid = 'pg_proc'::regclass AND objoid IN (SELECT oid FROM pg_proc WHERE pronamespace = 'idgen'::regnamespace))
+   OR (classoid = 'pg_class'::regclass AND objoid IN (SELECT oid FROM pg_class WHERE relnamespace = 'idgen'::regnamespace))
+   OR (classoid = 'pg_namespace'::regclass AND objoid = 'idgen'::regnamespace)
+) o ORDER BY 1, 2, 3
+};
+$node->safe_psql('postgres', 'CREATE DATABASE fresh');
+$node->safe_psql('fresh', 'CREATE EXTENSION idgen');
+my $fresh = $node->safe_psql('fresh', $describe);
+cmp_ok(scalar(split /\n/, $fresh), '>', 100, 'the fresh install is described object by object');
+is($node->safe_psql('fresh', q{SELECT extversion FROM pg_extension WHERE extname = 'idgen'}),
+	'0.4.0', 'a fresh install is 0.4.0, from its own install script');
+is($node->safe_psql('postgres', $describe), $fresh,
+	'updated from 0.1 (with IDs issued), the objects equal a fresh install\'s');
+for my $from ('0.1', '0.2.0', '0.3.0')
+{
+	my $db = 'from_' . ($from =~ s/\./_/gr);
+	$node->safe_psql('postgres', "CREATE DATABASE $db");
+	$node->safe_psql($db, "CREATE EXTENSION idgen VERSION '$from'");
+	$node->safe_psql($db, 'ALTER EXTENSION idgen UPDATE');
+	my $updated = $node->safe_psql($db, $describe);
+	is($updated, $fresh, "updated from $from, the objects equal a fresh install's")
+	  or diag(join "\n", grep { index($fresh, $_) < 0 } split /\n/, $updated);
+}
+
 # DROP EXTENSION leaves no object behind: no extension row, no object that
-# depended on it, no table, function, type or trigger in schema idgen.  The
-# schema itself stays (PostgreSQL creates the control file's schema before
-# the extension, so it is not a member); it is empty, so a plain DROP
-# SCHEMA, which fails on any object left in it, removes it.
-my $extoid = $node->safe_psql('postgres',
-	"SELECT oid FROM pg_extension WHERE extname = 'idgen'");
-$node->safe_psql('postgres', 'DROP EXTENSION idgen');
-is($node->safe_psql('postgres', qq{
-	SELECT (SELECT count(*) FROM pg_extension WHERE extname = 'idgen')
-	     + (SELECT count(*) FROM pg_depend WHERE refobjid = $extoid
-	          AND refclassid = 'pg_extension'::regclass)
-	     + (SELECT count(*) FROM pg_depend WHERE objid = $extoid
-	          AND classid = 'pg_extension'::regclass)}),
-	'0', 'DROP EXTENSION: no extension row and no dependency left');
-is($node->safe_psql('postgres', q{
-	SELECT (SELECT count(*) FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
-	          WHERE n.nspname = 'idgen')
-	     + (SELECT count(*) FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace
-	          WHERE n.nspname = 'idgen')
-	     + (SELECT count(*) FROM pg_type t JOIN pg_namespace n ON n.oid = t.typnamespace
-	          WHERE n.nspname = 'idgen')
-	     + (SELECT count(*) FROM pg_trigger WHERE tgname LIKE 'segment_alloc_guard%')}),
-	'0', 'DROP EXTENSION leaves no table, function, type or trigger behind');
-my ($dret, $dout, $derr) = $node->psql('postgres', 'DROP SCHEMA idgen');
-is($dret, 0, 'the schema left is empty: DROP SCHEMA without CASCADE removes it')
-  or diag $derr;
+# depended on it, no schema, table, function, type or trigger
+for my $db ('postgres', 'fresh')
+{
+	my $extoid = $node->safe_psql($db,
+		"SELECT oid FROM pg_extension WHERE extname = 'idgen'");
+	$node->safe_psql($db, 'DROP EXTENSION idgen');
+	is($node->safe_psql($db, qq{
+		SELECT (SELECT count(*) FROM pg_extension WHERE extname = 'idgen')
+		     + (SELECT count(*) FROM pg_depend WHERE refobjid = $extoid
+		          AND refclassid = 'pg_extension'::regclass)
+		     + (SELECT count(*) FROM pg_depend WHERE objid = $extoid
+		          AND classid = 'pg_extension'::regclass)}),
+		'0', "DROP EXTENSION ($db): no extension row and no dependency left");
+	is($node->safe_psql($db, q{
+		SELECT (SELECT count(*) FROM pg_namespace WHERE nspname = 'idgen')
+		     + (SELECT count(*) FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+		          WHERE n.nspname = 'idgen')
+		     + (SELECT count(*) FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace
+		          WHERE n.nspname = 'idgen')
+		     + (SELECT count(*) FROM pg_type t JOIN pg_namespace n ON n.oid = t.typnamespace
+		          WHERE n.nspname = 'idgen')
+		     + (SELECT count(*) FROM pg_trigger WHERE tgname LIKE 'segment_alloc_guard%')}),
+		'0', "DROP EXTENSION ($db) leaves no schema, table, function, type or trigger behind");
+}
 
 $node->stop;
 done_testing();

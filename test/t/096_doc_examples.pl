@@ -169,6 +169,9 @@ for my $file (@files)
 	$node->stop;
 }
 note "$run examples run, $compared outputs compared, $skipped not run";
-cmp_ok($skipped, '<=', 6, 'few examples are not run');
+# (8: the pg_partman recipe and the two-master setups of docs/partitions.md
+# and docs/many-servers.md need an extension or a second server; t/065,
+# t/077 and t/078 run them)
+cmp_ok($skipped, '<=', 8, 'few examples are not run');
 
 done_testing();

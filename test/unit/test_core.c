@@ -137,6 +137,8 @@ static const PresetShape shapes[] = {
 	{"uid_generator", 28, 35, 22, 13, 13, 0, 1000000, INT64_C(1463673600000)},
 	{"cosid_safe_js_ms", 41, 12, 3, 9, 9, 0, 1000, INT64_C(1577203200000)},
 	{"cosid_safe_js_s", 31, 22, 3, 19, 19, 0, 1000000, INT64_C(1577203200000)},
+	{"pgedge", 41, 22, 10, 12, 12, 0, 1000, INT64_C(1672531200000)},
+	{"sonyflake_v2", 39, 24, 16, 0, 8, 16, 10000, INT64_C(1735689600000)},
 };
 
 /* Every preset parses and has its documented shape */
@@ -272,6 +274,44 @@ test_preset_vectors(void)
 	CHECK_I64(p.node, 1);
 	CHECK_I64(p.seq, 0);
 	CHECK_I64(idgen_compose(&l, 0, 0, 1), INT64_C(1) << 16);	/* seq above machine */
+
+	/*
+	 * pgEdge's snowflake.c: int64FromSnowflake with sf_msec =
+	 * (tv_sec - 1672531200) * 1000 + tv_nsec / 1000000, computed by its own
+	 * macros for 2025-11-25T12:00:00Z, node 1, count 7; and for
+	 * 2023-11-14T22:13:20.123456789Z, node 42, count 3.
+	 */
+	l = layout("pgedge");
+	CHECK_I64(idgen_tick_of(&l, MS_US(INT64_C(1764072000000))), INT64_C(91540800000));
+	CHECK_I64(idgen_compose(&l, INT64_C(91540800000), 1, 7), INT64_C(383949943603204103));
+	CHECK_I64(idgen_tick_of(&l, INT64_C(1700000000123456)), INT64_C(27468800123));
+	CHECK_I64(idgen_compose(&l, INT64_C(27468800123), 42, 3), INT64_C(115212498231271427));
+	idgen_decompose(&l, UINT64_C(264905529753599999), &p);
+	CHECK_I64(p.tick, INT64_C(63158399999));	/* 2024-12-31T23:59:59.999Z */
+	CHECK_I64(p.node, 1023);
+	CHECK_I64(p.seq, 4095);
+	/* why the preset is needed: idgen's default makes that ID a year later */
+	{
+		IdgenLayout d = layout("idgen");
+
+		CHECK_I64(idgen_compose(&d, idgen_tick_of(&d, MS_US(INT64_C(1795608000000))), 1, 7),
+				  INT64_C(383949943603204103));	/* 2026-11-25T12:00:00Z */
+	}
+
+	/*
+	 * Sonyflake v2's Compose with New's defaults (v2/sonyflake.go), followed
+	 * line by line in a short program: 2025-11-25T12:00:00Z is 2838240000
+	 * ticks of 10 ms after 2025-01-01, sequence 7, machine 1; and
+	 * 2026-02-28T23:59:59.99Z, sequence 1, machine 4660.
+	 */
+	l = layout("sonyflake_v2");
+	CHECK_I64(idgen_tick_of(&l, MS_US(INT64_C(1764072000000))), INT64_C(2838240000));
+	CHECK_I64(idgen_compose(&l, INT64_C(2838240000), 1, 7), INT64_C(47617765540298753));
+	CHECK_I64(idgen_compose(&l, 1, 1, 0), INT64_C(16777217));
+	idgen_decompose(&l, UINT64_C(61460981989052980), &p);
+	CHECK_I64(p.tick, INT64_C(3663359999));
+	CHECK_I64(p.node, 4660);
+	CHECK_I64(p.seq, 1);
 
 	/* idgen: 41/10/12 from 2024-01-01 */
 	l = layout("idgen");
@@ -578,6 +618,7 @@ test_round_trips(void)
 {
 	const char *specs[] = {"idgen", "twitter", "discord", "sonyflake",
 		"vesta_max_peak", "vesta_min_granularity", "uid_generator",
+		"pgedge", "sonyflake_v2",
 	"ts=39,seq=8,node=16,unit=10ms,epoch=2014-09-01"};
 
 	for (size_t i = 0; i < sizeof(specs) / sizeof(specs[0]); i++)
@@ -620,6 +661,75 @@ test_tick_of(void)
 		int64_t		t = idgen_tick_of(&l, us);
 
 		CHECK(idgen_tick_start(&l, t) <= us && us < idgen_tick_start(&l, t + 1));
+	}
+}
+
+/*
+ * ID width of a duration: the default layout's day is 86,400,000 ms << 22;
+ * the IDs of any span of that width starting on a tick are exactly
+ * [floor, floor + width) (the last ID of the span is below the bound, the
+ * next span's first ID is on it); durations that are not whole ticks, not
+ * positive or longer than the timestamp field are refused
+ */
+static void
+test_span_width(void)
+{
+	static const char *const names[] = {
+		"idgen", "twitter", "discord", "sonyflake", "vesta_max_peak",
+		"vesta_min_granularity", "uid_generator", "cosid_safe_js_ms",
+		"cosid_safe_js_s", "vesta_max_peak,method=2", "pgedge", "sonyflake_v2",
+	};
+	IdgenLayout l = layout("idgen");
+	IdgenLayout bad;
+	int64_t		w = -1;
+	const int64_t day = INT64_C(86400000000);
+
+	CHECK(idgen_span_width(&l, day, &w) == IDGEN_SPAN_OK);
+	CHECK_I64(w, INT64_C(362387865600000));
+	CHECK(idgen_span_width(&l, 1000, &w) == IDGEN_SPAN_OK);
+	CHECK_I64(w, INT64_C(1) << 22);
+	CHECK(idgen_span_width(&l, 1500, &w) == IDGEN_SPAN_NOT_WHOLE_TICKS);
+	CHECK(idgen_span_width(&l, 0, &w) == IDGEN_SPAN_NOT_POSITIVE);
+	CHECK(idgen_span_width(&l, -day, &w) == IDGEN_SPAN_NOT_POSITIVE);
+	/* 2^41 ms is past the 41-bit field; one tick less fits */
+	CHECK(idgen_span_width(&l, (INT64_C(1) << 41) * 1000, &w) == IDGEN_SPAN_TOO_LONG);
+	CHECK(idgen_span_width(&l, ((INT64_C(1) << 41) - 1) * 1000, &w) == IDGEN_SPAN_OK);
+	CHECK_I64(w, (((INT64_C(1) << 41) - 1)) << 22);
+
+	l = layout("sonyflake");	/* 10 ms ticks */
+	CHECK(idgen_span_width(&l, 5000, &w) == IDGEN_SPAN_NOT_WHOLE_TICKS);
+	CHECK(idgen_span_width(&l, day, &w) == IDGEN_SPAN_OK);
+	CHECK_I64(w, INT64_C(8640000) << 24);
+	l = layout("vesta_max_peak");	/* 1 s ticks, constants above the time */
+	CHECK(idgen_span_width(&l, 1000, &w) == IDGEN_SPAN_NOT_WHOLE_TICKS);
+	CHECK(idgen_span_width(&l, day, &w) == IDGEN_SPAN_OK);
+	CHECK_I64(w, INT64_C(86400) << 30);
+
+	/* A layout with the node above the time (idgen's parser refuses one) */
+	bad = layout("idgen");
+	bad.node.shift = 53;
+	bad.ts.shift = 12;
+	CHECK(idgen_span_width(&bad, day, &w) == IDGEN_SPAN_NOT_TS_FIRST);
+
+	/* In every preset, the IDs of a day are [floor(d), floor(d) + width) */
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+	{
+		int64_t		t0,
+					t1;
+		uint64_t	lo,
+					hi,
+					last;
+
+		l = layout(names[i]);
+		CHECK(idgen_span_width(&l, day, &w) == IDGEN_SPAN_OK);
+		t0 = idgen_tick_of(&l, l.epoch_us + 1000 * day);
+		t1 = idgen_tick_of(&l, l.epoch_us + 1001 * day);
+		lo = idgen_compose(&l, t0, 0, 0);
+		hi = idgen_compose(&l, t1, 0, 0);
+		last = idgen_compose(&l, t1 - 1, idgen_field_max(l.node.bits),
+							 idgen_field_max(l.seq.bits));
+		CHECK_I64(hi - lo, w);
+		CHECK(lo <= last && last < hi && last + 1 == hi);
 	}
 }
 
@@ -1016,6 +1126,7 @@ main(void)
 	test_consts();
 	test_round_trips();
 	test_tick_of();
+	test_span_width();
 	test_base62();
 	test_friendly();
 	test_vesta_methods();

@@ -1,0 +1,339 @@
+--
+-- idgen.adopt_column: an existing integer key column moves to idgen in one
+-- transaction (issue 21, point 4).  IDs differ from run to run, so they are
+-- asserted as booleans (every new ID above the column's old maximum).
+-- After each error, :LAST_ERROR_SQLSTATE shows its SQLSTATE.
+--
+SET client_min_messages = warning;
+CREATE EXTENSION IF NOT EXISTS idgen;
+RESET client_min_messages;
+\set SHOW_CONTEXT never
+
+-- The column's type and default, and whether it is an identity
+CREATE FUNCTION col_state(t regclass, c name,
+    OUT type text, OUT "default" text, OUT identity text)
+    LANGUAGE sql AS $$
+    SELECT format_type(a.atttypid, a.atttypmod),
+           pg_get_expr(d.adbin, d.adrelid),
+           a.attidentity::text
+      FROM pg_attribute a
+      LEFT JOIN pg_attrdef d ON d.adrelid = a.attrelid AND d.adnum = a.attnum
+     WHERE a.attrelid = t AND a.attname = c
+$$;
+
+-- Is a layout preset known to this build (presets come and go by version)?
+CREATE FUNCTION preset_known(p text) RETURNS boolean LANGUAGE plpgsql AS $$
+BEGIN
+    PERFORM idgen.id_timestamp(1, p);
+    RETURN true;
+EXCEPTION WHEN invalid_parameter_value THEN
+    RETURN false;
+END
+$$;
+
+-- The error of adopt_column, its detail left out (it names times)
+CREATE FUNCTION adopt_error(t regclass, c name, g text DEFAULT 'snowflake',
+    OUT code text, OUT message text, OUT hint text)
+    LANGUAGE plpgsql AS $$
+BEGIN
+    PERFORM idgen.adopt_column(t, c, g);
+    code := 'no error';
+EXCEPTION WHEN OTHERS THEN
+    GET STACKED DIAGNOSTICS code = RETURNED_SQLSTATE,
+                            message = MESSAGE_TEXT, hint = PG_EXCEPTION_HINT;
+END
+$$;
+
+-- Not for PUBLIC
+SELECT has_function_privilege('public', 'idgen.adopt_column(regclass, name, text)',
+                              'EXECUTE') AS public_may_execute;
+
+--
+-- 1. serial (int4) key with referencing tables: a plain foreign key, a
+-- self-reference, a two-column key (only the matching column widens), a
+-- one-to-one table and the table referencing it (transitively), a
+-- partitioned child; child's own key (grandchild references it) stays int
+--
+CREATE TABLE parent (id serial PRIMARY KEY, kind int NOT NULL DEFAULT 1,
+                     up int REFERENCES parent (id), name text,
+                     UNIQUE (kind, id));
+CREATE TABLE child (id serial PRIMARY KEY, parent_id int REFERENCES parent (id),
+                    kind int, parent_id2 int, note text,
+                    FOREIGN KEY (kind, parent_id2) REFERENCES parent (kind, id));
+CREATE TABLE grandchild (child_id int REFERENCES child (id));
+CREATE TABLE profile (parent_id int PRIMARY KEY REFERENCES parent (id));
+CREATE TABLE profile_note (profile_id int REFERENCES profile (parent_id));
+CREATE TABLE pchild (region text, parent_id int REFERENCES parent (id))
+    PARTITION BY LIST (region);
+CREATE TABLE pchild_eu PARTITION OF pchild FOR VALUES IN ('eu');
+CREATE TABLE pchild_us PARTITION OF pchild FOR VALUES IN ('us');
+INSERT INTO parent (name) SELECT 'p' || n FROM generate_series(1, 5) n;
+UPDATE parent SET up = 1 WHERE id > 1;
+INSERT INTO child (parent_id, kind, parent_id2, note)
+    SELECT n, 1, n, 'c' FROM generate_series(1, 5) n;
+INSERT INTO grandchild VALUES (1), (2);
+INSERT INTO profile VALUES (1), (2);
+INSERT INTO profile_note VALUES (1);
+INSERT INTO pchild VALUES ('eu', 1), ('us', 2);
+SELECT max(id) AS old_max FROM parent \gset
+SELECT idgen.adopt_column('parent', 'id');
+SELECT c.relname, a.attname, format_type(a.atttypid, a.atttypmod) AS type
+  FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid
+ WHERE c.relname IN ('parent', 'child', 'grandchild', 'profile', 'profile_note',
+                     'pchild', 'pchild_eu', 'pchild_us')
+   AND a.attnum > 0 AND NOT a.attisdropped AND a.atttypid <> 'text'::regtype
+ ORDER BY 1, 2;
+SELECT * FROM col_state('parent', 'id');
+-- The serial's sequence was dropped with its default
+SELECT to_regclass('parent_id_seq') IS NULL AS sequence_dropped;
+-- Every constraint is still there (NOT NULL constraints, which 18 and
+-- later list in pg_constraint too, are the columns' own)
+SELECT conrelid::regclass AS tbl, conname, pg_get_constraintdef(oid) AS def
+  FROM pg_constraint
+ WHERE conrelid IN ('parent'::regclass, 'child'::regclass, 'grandchild'::regclass,
+                    'profile'::regclass, 'profile_note'::regclass, 'pchild'::regclass)
+   AND contype <> 'n'
+ ORDER BY 1, 2;
+-- New rows get snowflake IDs above the old maximum; the keys still hold
+INSERT INTO parent (name) VALUES ('new1'), ('new2');
+SELECT count(*) AS new_rows, min(id) > :old_max AS above_old_max,
+       bool_and(id <= idgen.snowflake_currval()) AS drawn_by_snowflake
+  FROM parent WHERE name LIKE 'new%';
+INSERT INTO child (parent_id, kind, parent_id2, note)
+    SELECT id, 1, id, 'big' FROM parent WHERE name = 'new1';
+INSERT INTO pchild SELECT 'eu', id FROM parent WHERE name = 'new2';
+SELECT count(*) AS children_of_new_rows
+  FROM child JOIN parent p ON p.id = child.parent_id AND p.id = child.parent_id2
+ WHERE p.name LIKE 'new%';
+INSERT INTO child (parent_id, note) VALUES (1000000000000, 'orphan');
+\echo :LAST_ERROR_SQLSTATE
+INSERT INTO pchild VALUES ('us', 1000000000000);
+\echo :LAST_ERROR_SQLSTATE
+-- Adopting it again changes nothing but the default (already the same)
+SELECT idgen.adopt_column('parent', 'id');
+SELECT * FROM col_state('parent', 'id');
+
+--
+-- 2. Identity columns: ALWAYS (int4) and BY DEFAULT (bigint); the identity
+-- and its sequence go
+--
+CREATE TABLE ident_always (id int GENERATED ALWAYS AS IDENTITY PRIMARY KEY, v text);
+INSERT INTO ident_always (v) VALUES ('a'), ('b'), ('c');
+SELECT max(id) AS old_max FROM ident_always \gset
+SELECT idgen.adopt_column('ident_always', 'id');
+SELECT * FROM col_state('ident_always', 'id');
+SELECT count(*) AS sequences_left FROM pg_class
+ WHERE relkind = 'S' AND relname LIKE 'ident_always%';
+INSERT INTO ident_always (v) VALUES ('d'), ('e');
+SELECT count(*) AS new_rows, min(id) > :old_max AS above_old_max
+  FROM ident_always WHERE v IN ('d', 'e');
+-- ALWAYS is gone: an explicit value is taken
+INSERT INTO ident_always (id, v) VALUES (10, 'explicit');
+
+CREATE TABLE ident_default (id bigint GENERATED BY DEFAULT AS IDENTITY PRIMARY KEY, v text);
+INSERT INTO ident_default (v) SELECT 'old' FROM generate_series(1, 4);
+INSERT INTO ident_default (id, v) VALUES (1000, 'old');
+SELECT max(id) AS old_max FROM ident_default \gset
+SELECT idgen.adopt_column('ident_default', 'id');
+SELECT * FROM col_state('ident_default', 'id');
+SELECT count(*) AS sequences_left FROM pg_class
+ WHERE relkind = 'S' AND relname LIKE 'ident_default%';
+INSERT INTO ident_default (v) VALUES ('new'), ('new');
+SELECT count(*) AS new_rows, min(id) > :old_max AS above_old_max
+  FROM ident_default WHERE v = 'new';
+
+--
+-- 3. bigserial whose largest value lies 2 s ahead of the clock (IDs made by
+-- another node of the same layout, say): the generator is advanced above it
+--
+CREATE TABLE big (id bigserial PRIMARY KEY, v text);
+INSERT INTO big (v) VALUES ('small');
+SELECT setval('big_id_seq',
+              idgen.id_make(clock_timestamp() + interval '2 s', 1023, 4000)) > 0 AS set;
+INSERT INTO big (v) VALUES ('ahead'), ('ahead');
+SELECT max(id) AS old_max FROM big \gset
+SELECT idgen.adopt_column('big', 'id');
+SELECT * FROM col_state('big', 'id');
+SELECT to_regclass('big_id_seq') IS NULL AS sequence_dropped;
+INSERT INTO big (v) SELECT 'new' FROM generate_series(1, 100);
+SELECT count(*) AS new_rows, min(id) > :old_max AS above_old_max
+  FROM big WHERE v = 'new';
+SELECT idgen.snowflake_nextval() > :old_max AS generator_above_old_max;
+
+--
+-- 4. Segment tags: a new one starts above the maximum; an existing one is
+-- moved past both the maximum and its own max_id, discarding the IDs it had
+-- buffered (here 2 to 1000, which the column holds)
+--
+CREATE TABLE seg_new (id serial PRIMARY KEY, v text);
+INSERT INTO seg_new (v) SELECT 'old' FROM generate_series(1, 10);
+SELECT idgen.adopt_column('seg_new', 'id', 'segment:adopt_new');
+SELECT * FROM col_state('seg_new', 'id');
+SELECT biz_tag, max_id FROM idgen.segment_alloc WHERE biz_tag = 'adopt_new';
+INSERT INTO seg_new (v) VALUES ('new'), ('new');
+SELECT array_agg(id ORDER BY id) AS new_ids FROM seg_new WHERE v = 'new';
+
+SELECT idgen.segment_create('adopt_low', start => 1);
+SELECT idgen.segment_nextval('adopt_low') AS drawn_before;
+CREATE TABLE seg_low (id int PRIMARY KEY, v text);
+INSERT INTO seg_low SELECT n, 'old' FROM generate_series(1, 1000) n;
+SELECT idgen.adopt_column('seg_low', 'id', 'segment:adopt_low');
+SELECT * FROM col_state('seg_low', 'id');
+SELECT max_id > 1000 AS tag_above_old_max FROM idgen.segment_alloc
+ WHERE biz_tag = 'adopt_low';
+INSERT INTO seg_low (v) VALUES ('new');
+SELECT id > 1000 AS above_old_max FROM seg_low WHERE v = 'new';
+
+SELECT idgen.segment_create('adopt_high', start => 5000);
+CREATE TABLE seg_high (id bigint PRIMARY KEY, v text);
+INSERT INTO seg_high VALUES (10, 'old');
+SELECT idgen.adopt_column('seg_high', 'id', 'segment:adopt_high');
+SELECT biz_tag, max_id FROM idgen.segment_alloc WHERE biz_tag = 'adopt_high';
+INSERT INTO seg_high (v) VALUES ('new');
+SELECT id AS new_id FROM seg_high WHERE v = 'new';
+
+-- An empty table: a new tag starts at 1
+CREATE TABLE seg_empty (id smallserial PRIMARY KEY);
+SELECT idgen.adopt_column('seg_empty', 'id', 'segment:adopt_empty');
+SELECT * FROM col_state('seg_empty', 'id');
+SELECT biz_tag, max_id FROM idgen.segment_alloc WHERE biz_tag = 'adopt_empty';
+
+--
+-- 5. A sequence the column does not own, or that other columns use, is
+-- kept (with a NOTICE); only what the column owned alone is dropped
+--
+CREATE TABLE shared_a (id serial PRIMARY KEY);
+CREATE TABLE shared_b (id int PRIMARY KEY DEFAULT nextval('shared_a_id_seq'));
+SELECT idgen.adopt_column('shared_a', 'id');
+SELECT to_regclass('shared_a_id_seq') IS NOT NULL AS kept,
+       NOT EXISTS (SELECT FROM pg_depend WHERE objid = 'shared_a_id_seq'::regclass
+                   AND deptype = 'a') AS not_owned;
+SELECT idgen.adopt_column('shared_b', 'id', 'segment:adopt_shared_b');
+SELECT * FROM col_state('shared_b', 'id');
+SELECT to_regclass('shared_a_id_seq') IS NOT NULL AS still_kept;
+
+--
+-- 6. Identifiers and tags are quoted, never run as SQL
+--
+CREATE TABLE "adopt ""x""; DROP TABLE parent; --" ("a""); DROP TABLE parent; --" serial);
+SELECT idgen.adopt_column('"adopt ""x""; DROP TABLE parent; --"',
+                          'a"); DROP TABLE parent; --',
+                          'segment:t''); DROP TABLE parent; --');
+SELECT type, "default" FROM col_state('"adopt ""x""; DROP TABLE parent; --"',
+                                      'a"); DROP TABLE parent; --');
+SELECT to_regclass('parent') IS NOT NULL AS parent_still_there;
+INSERT INTO "adopt ""x""; DROP TABLE parent; --" DEFAULT VALUES RETURNING *;
+
+--
+-- 7. Errors
+--
+-- unknown column
+SELECT idgen.adopt_column('parent', 'nosuch');
+\echo :LAST_ERROR_SQLSTATE
+-- system column
+SELECT idgen.adopt_column('parent', 'ctid');
+\echo :LAST_ERROR_SQLSTATE
+-- not an integer type
+CREATE TABLE notint (id numeric PRIMARY KEY, u uuid, t text);
+SELECT idgen.adopt_column('notint', 'id');
+\echo :LAST_ERROR_SQLSTATE
+SELECT idgen.adopt_column('notint', 't', 'segment:x');
+\echo :LAST_ERROR_SQLSTATE
+-- not a generator
+SELECT idgen.adopt_column('parent', 'id', 'uuid');
+\echo :LAST_ERROR_SQLSTATE
+SELECT idgen.adopt_column('parent', 'id', 'segment:');
+\echo :LAST_ERROR_SQLSTATE
+SELECT idgen.adopt_column('parent', 'id', 'Snowflake');
+\echo :LAST_ERROR_SQLSTATE
+-- NULL arguments
+SELECT idgen.adopt_column(NULL, 'id');
+\echo :LAST_ERROR_SQLSTATE
+SELECT idgen.adopt_column('parent', NULL);
+\echo :LAST_ERROR_SQLSTATE
+SELECT idgen.adopt_column('parent', 'id', NULL);
+\echo :LAST_ERROR_SQLSTATE
+-- not a table
+CREATE VIEW parent_view AS SELECT id FROM parent;
+SELECT idgen.adopt_column('parent_view', 'id');
+\echo :LAST_ERROR_SQLSTATE
+-- a tag name too long (segment_create's error, nothing changed)
+CREATE TABLE long_tag (id int PRIMARY KEY);
+SELECT idgen.adopt_column('long_tag', 'id', 'segment:' || repeat('x', 129));
+\echo :LAST_ERROR_SQLSTATE
+SELECT * FROM col_state('long_tag', 'id');
+
+--
+-- 8. Privileges: revoked from PUBLIC; the snowflake path is for
+-- superusers; a table's owner, given EXECUTE on adopt_column and the tag
+-- functions, adopts it for a segment tag
+--
+CREATE ROLE adopt_owner;
+CREATE ROLE adopt_other;
+CREATE TABLE owned (id serial PRIMARY KEY, v text);
+INSERT INTO owned (v) VALUES ('old'), ('old');
+ALTER TABLE owned OWNER TO adopt_owner;
+SET ROLE adopt_owner;
+SELECT idgen.adopt_column('owned', 'id', 'segment:adopt_owned');
+\echo :LAST_ERROR_SQLSTATE
+RESET ROLE;
+GRANT EXECUTE ON FUNCTION idgen.adopt_column(regclass, name, text)
+    TO adopt_owner, adopt_other;
+SET ROLE adopt_owner;
+SELECT idgen.adopt_column('owned', 'id');
+\echo :LAST_ERROR_SQLSTATE
+SELECT idgen.adopt_column('owned', 'id', 'segment:adopt_owned');
+\echo :LAST_ERROR_SQLSTATE
+RESET ROLE;
+SELECT * FROM col_state('owned', 'id');
+GRANT EXECUTE ON FUNCTION idgen.segment_create(text, bigint, int, text),
+    idgen.segment_alter(text, int, text, bigint),
+    idgen.segment_export_leaf(text, boolean) TO adopt_owner, adopt_other;
+SET ROLE adopt_other;
+SELECT idgen.adopt_column('owned', 'id', 'segment:adopt_owned');
+\echo :LAST_ERROR_SQLSTATE
+SET ROLE adopt_owner;
+SELECT idgen.adopt_column('owned', 'id', 'segment:adopt_owned');
+INSERT INTO owned (v) VALUES ('new');
+SELECT id, v FROM owned ORDER BY id;
+RESET ROLE;
+SELECT * FROM col_state('owned', 'id');
+DROP TABLE owned;
+DROP OWNED BY adopt_owner, adopt_other;
+DROP ROLE adopt_owner, adopt_other;
+
+--
+-- 9. IDs another layout made, which idgen's layout puts far ahead of the
+-- clock: refused, nothing changed, the preset that continues them named
+--
+-- Twitter's snowflake, a day ago: under idgen's layout, 16 years ahead
+CREATE TABLE from_twitter (id bigserial PRIMARY KEY);
+INSERT INTO from_twitter
+    VALUES (idgen.id_make(now() - interval '1 day', 1, 7, 'twitter'));
+SELECT * FROM adopt_error('from_twitter', 'id');
+SELECT * FROM col_state('from_twitter', 'id');
+SELECT to_regclass('from_twitter_id_seq') IS NOT NULL AS sequence_kept;
+-- pgEdge's snowflake (its epoch 2023-01-01), a day ago: a year ahead.  The
+-- empty int4 table referencing it is not widened either
+CREATE TABLE from_pgedge (id bigserial PRIMARY KEY, v text);
+CREATE TABLE from_pgedge_ref (pid int REFERENCES from_pgedge (id));
+INSERT INTO from_pgedge VALUES
+    (idgen.id_make(now() - interval '1 day', 1, 7,
+                   'ts=41,node=10,seq=12,unit=1ms,epoch=2023-01-01'), 'old');
+SELECT max(id) AS old_max FROM from_pgedge \gset
+\set VERBOSITY terse
+SELECT idgen.adopt_column('from_pgedge', 'id');
+\echo :LAST_ERROR_SQLSTATE
+\set VERBOSITY default
+SELECT code, message,
+       (hint LIKE '%preset "pgedge"%') = preset_known('pgedge') AS hint_names_pgedge_if_known
+  FROM adopt_error('from_pgedge', 'id');
+SELECT * FROM col_state('from_pgedge', 'id');
+SELECT * FROM col_state('from_pgedge_ref', 'pid');
+SELECT to_regclass('from_pgedge_id_seq') IS NOT NULL AS sequence_kept;
+-- The same IDs go to a segment tag above them
+SELECT idgen.adopt_column('from_pgedge', 'id', 'segment:adopt_pgedge');
+SELECT * FROM col_state('from_pgedge', 'id');
+SELECT * FROM col_state('from_pgedge_ref', 'pid');
+INSERT INTO from_pgedge (v) VALUES ('new');
+SELECT id = :old_max + 1 AS next_above_old_max FROM from_pgedge WHERE v = 'new';

@@ -1,0 +1,1022 @@
+/* src/idgen.sql: the install script of idgen's current version.
+ *
+ * The Makefile builds idgen--<version>.sql from this file (the version from
+ * idgen.control); CREATE EXTENSION idgen runs it directly.  A database that
+ * has an older version reaches the same objects through the update scripts
+ * idgen--A--B.sql; test/t/095_upgrade.pl compares the two object by object.
+ * A change of SQL goes here and into the next update script, both.
+ */
+
+-- complain if script is sourced in psql, rather than via CREATE EXTENSION
+\echo Use "CREATE EXTENSION idgen" to load this file. \quit
+
+-- The schema belongs to the extension (the control file names pg_catalog,
+-- which always exists), so DROP EXTENSION idgen removes it too.
+CREATE SCHEMA idgen;
+COMMENT ON SCHEMA idgen IS 'idgen: 64-bit ID generators';
+
+-- Generators need only EXECUTE: let every role reach the schema
+GRANT USAGE ON SCHEMA idgen TO PUBLIC;
+
+-- BEGIN snowflake
+
+-- The durable high-water mark of the snowflake generator: one row, written
+-- only by the idgen worker.  The mark itself lives first in the data
+-- directory's idgen.state file (src/snowflake_state.c); the row carries it to
+-- standbys and through pg_upgrade.  It is the server's state, not data to
+-- dump: a restored old row must never meet the live one.
+CREATE TABLE idgen.snowflake_reservation (
+    only_row boolean PRIMARY KEY DEFAULT true CHECK (only_row),
+    reserved_until timestamptz NOT NULL
+);
+COMMENT ON TABLE idgen.snowflake_reservation IS
+    'Copy of the snowflake high-water mark for standbys and pg_upgrade; written by the idgen worker, which keeps the mark itself in the data directory''s idgen.state file';
+REVOKE ALL ON TABLE idgen.snowflake_reservation FROM PUBLIC;
+
+CREATE FUNCTION idgen.snowflake_nextval() RETURNS bigint
+    AS 'MODULE_PATHNAME', 'snowflake_nextval'
+    LANGUAGE C VOLATILE PARALLEL SAFE;
+COMMENT ON FUNCTION idgen.snowflake_nextval() IS
+    'Next time-ordered 64-bit ID from this server''s shared generator';
+
+CREATE FUNCTION idgen.snowflake_status(
+    OUT node_id int,
+    OUT layout text,
+    OUT last_tick timestamptz,
+    OUT lead_ms float8,
+    OUT reserved_until timestamptz,
+    OUT issued bigint,
+    OUT clock_back_events bigint,
+    OUT clock_waits bigint,
+    OUT reservation_waits bigint,
+    OUT worker_running boolean,
+    OUT durable_until timestamptz)
+    AS 'MODULE_PATHNAME', 'snowflake_status'
+    LANGUAGE C VOLATILE PARALLEL SAFE;
+COMMENT ON FUNCTION idgen.snowflake_status() IS
+    'State of this server''s snowflake generator: node, layout, last tick, lead, reservation, counters';
+
+-- After a change of idgen.layout or idgen.node_id that could make new IDs
+-- smaller than issued ones, snowflake IDs are refused until a superuser
+-- accepts the change with this function.
+CREATE FUNCTION idgen.snowflake_accept_layout() RETURNS boolean
+    AS 'MODULE_PATHNAME', 'snowflake_accept_layout'
+    LANGUAGE C VOLATILE;
+COMMENT ON FUNCTION idgen.snowflake_accept_layout() IS
+    'Superuser only: accept a change of idgen.layout or idgen.node_id under which new snowflake IDs may be smaller than issued ones; false if nothing was refused';
+REVOKE ALL ON FUNCTION idgen.snowflake_accept_layout() FROM PUBLIC;
+
+-- The last ID this session drew, as a sequence's currval: for code written
+-- for sequences (and pgEdge's snowflake.currval) that reads the ID just
+-- drawn instead of using RETURNING.  Process-local, so PARALLEL RESTRICTED.
+CREATE FUNCTION idgen.snowflake_currval()
+RETURNS bigint
+AS 'MODULE_PATHNAME', 'snowflake_currval'
+LANGUAGE C VOLATILE PARALLEL RESTRICTED;
+COMMENT ON FUNCTION idgen.snowflake_currval() IS
+    'The last snowflake ID this session drew with snowflake_nextval() or gene_id(key, bits); error 55000 before the first, as a sequence''s currval';
+
+-- END snowflake
+
+-- BEGIN decode and make
+
+CREATE FUNCTION idgen.id_decode(id bigint,
+    OUT ts timestamptz, OUT node_id bigint, OUT sequence bigint,
+    OUT tick bigint, OUT extra jsonb)
+    AS 'MODULE_PATHNAME', 'id_decode'
+    LANGUAGE C STABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION idgen.id_decode(id bigint, layout text,
+    OUT ts timestamptz, OUT node_id bigint, OUT sequence bigint,
+    OUT tick bigint, OUT extra jsonb)
+    AS 'MODULE_PATHNAME', 'id_decode'
+    LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION idgen.id_decode(bigint) IS
+    'Timestamp, node, sequence, tick and extra fields of an ID under the server''s idgen.layout';
+COMMENT ON FUNCTION idgen.id_decode(bigint, text) IS
+    'Timestamp, node, sequence, tick and extra fields of an ID under the given layout';
+
+CREATE FUNCTION idgen.id_timestamp(id bigint) RETURNS timestamptz
+    AS 'MODULE_PATHNAME', 'id_timestamp'
+    LANGUAGE C STABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION idgen.id_timestamp(id bigint, layout text) RETURNS timestamptz
+    AS 'MODULE_PATHNAME', 'id_timestamp'
+    LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION idgen.id_timestamp(bigint) IS
+    'Time of an ID under the server''s idgen.layout';
+COMMENT ON FUNCTION idgen.id_timestamp(bigint, text) IS
+    'Time of an ID under the given layout';
+
+CREATE FUNCTION idgen.id_make(ts timestamptz, node_id bigint, sequence bigint)
+    RETURNS bigint
+    AS 'MODULE_PATHNAME', 'id_make'
+    LANGUAGE C STABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION idgen.id_make(ts timestamptz, node_id bigint, sequence bigint,
+    layout text) RETURNS bigint
+    AS 'MODULE_PATHNAME', 'id_make'
+    LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION idgen.id_make(timestamptz, bigint, bigint) IS
+    'Build an ID from its time, node and sequence under the server''s idgen.layout';
+COMMENT ON FUNCTION idgen.id_make(timestamptz, bigint, bigint, text) IS
+    'Build an ID from its time, node and sequence under the given layout';
+
+-- END decode and make
+
+-- BEGIN partitions
+
+-- Partitioning a table by ID, by time (docs/partitions.md): id_floor is a
+-- partition bound (the smallest ID of a time), id_interval the width of a
+-- duration in IDs (pg_partman's p_interval for an integer control column).
+-- Like id_make: STABLE with the server's layout, IMMUTABLE with a named one.
+CREATE FUNCTION idgen.id_floor(ts timestamptz) RETURNS bigint
+    AS 'MODULE_PATHNAME', 'id_floor'
+    LANGUAGE C STABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION idgen.id_floor(timestamptz) IS
+    'Smallest ID of that time under the server''s layout, id_make(ts, 0, 0): a partition bound';
+CREATE FUNCTION idgen.id_floor(ts timestamptz, layout text) RETURNS bigint
+    AS 'MODULE_PATHNAME', 'id_floor'
+    LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION idgen.id_floor(timestamptz, text) IS
+    'Smallest ID of that time under the layout, id_make(ts, 0, 0, layout): a partition bound';
+CREATE FUNCTION idgen.id_interval(span interval) RETURNS bigint
+    AS 'MODULE_PATHNAME', 'id_interval'
+    LANGUAGE C STABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION idgen.id_interval(interval) IS
+    'ID width of a duration under the server''s layout (a whole number of ticks, no months): a partition interval';
+CREATE FUNCTION idgen.id_interval(span interval, layout text) RETURNS bigint
+    AS 'MODULE_PATHNAME', 'id_interval'
+    LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION idgen.id_interval(interval, text) IS
+    'ID width of a duration under the layout (a whole number of ticks, no months): a partition interval';
+
+-- END partitions
+
+-- BEGIN gene and codec functions
+
+CREATE FUNCTION idgen.gene_of(key text, bits int) RETURNS int
+    AS 'MODULE_PATHNAME', 'gene_of_text'
+    LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION idgen.gene_of(text, int) IS
+    'Low bits of the key''s Java String.hashCode(): the same gene a Java application computes';
+CREATE FUNCTION idgen.gene_of(key bigint, bits int) RETURNS int
+    AS 'MODULE_PATHNAME', 'gene_of_int8'
+    LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION idgen.gene_of(bigint, int) IS
+    'Low bits of an integer key';
+
+CREATE FUNCTION idgen.gene_id(origin bigint, key text, bits int) RETURNS bigint
+    AS 'MODULE_PATHNAME', 'gene_id_origin_text'
+    LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION idgen.gene_id(bigint, text, int) IS
+    '(origin << bits) | gene_of(key, bits)';
+CREATE FUNCTION idgen.gene_id(origin bigint, key bigint, bits int) RETURNS bigint
+    AS 'MODULE_PATHNAME', 'gene_id_origin_int8'
+    LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION idgen.gene_id(bigint, bigint, int) IS
+    '(origin << bits) | gene_of(key, bits)';
+
+CREATE FUNCTION idgen.gene_id(key text, bits int) RETURNS bigint
+    AS 'MODULE_PATHNAME', 'gene_id_text'
+    LANGUAGE C VOLATILE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION idgen.gene_id(text, int) IS
+    'Next snowflake ID whose low bits are gene_of(key, bits)';
+CREATE FUNCTION idgen.gene_id(key bigint, bits int) RETURNS bigint
+    AS 'MODULE_PATHNAME', 'gene_id_int8'
+    LANGUAGE C VOLATILE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION idgen.gene_id(bigint, int) IS
+    'Next snowflake ID whose low bits are gene_of(key, bits)';
+
+CREATE FUNCTION idgen.gene_decode(id bigint, bits int,
+    OUT origin bigint, OUT gene int)
+    AS 'MODULE_PATHNAME', 'gene_decode'
+    LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION idgen.gene_decode(bigint, int) IS
+    'Origin (id >> bits) and gene (low bits) of a gene ID';
+
+CREATE FUNCTION idgen.id_to_base62(id bigint) RETURNS text
+    AS 'MODULE_PATHNAME', 'id_to_base62'
+    LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION idgen.id_to_base62(bigint) IS
+    '11-character base62 form (0-9A-Za-z); sorts like the number under COLLATE "C"';
+CREATE FUNCTION idgen.id_from_base62(text) RETURNS bigint
+    AS 'MODULE_PATHNAME', 'id_from_base62'
+    LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION idgen.id_from_base62(text) IS
+    'Inverse of id_to_base62: 1 to 11 base62 characters, padded or not';
+
+CREATE FUNCTION idgen.id_to_friendly(id bigint) RETURNS text
+    AS 'MODULE_PATHNAME', 'id_to_friendly'
+    LANGUAGE C STABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION idgen.id_to_friendly(id bigint, layout text) RETURNS text
+    AS 'MODULE_PATHNAME', 'id_to_friendly'
+    LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION idgen.id_to_friendly(bigint) IS
+    'yyyyMMddHHmmssSSS-node-sequence (yyyyMMddHHmmss for layouts of whole seconds, time in UTC) under the server''s idgen.layout';
+COMMENT ON FUNCTION idgen.id_to_friendly(bigint, text) IS
+    'yyyyMMddHHmmssSSS-node-sequence (yyyyMMddHHmmss for layouts of whole seconds, time in UTC) under the given layout';
+CREATE FUNCTION idgen.id_from_friendly(text) RETURNS bigint
+    AS 'MODULE_PATHNAME', 'id_from_friendly'
+    LANGUAGE C STABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION idgen.id_from_friendly(text, layout text) RETURNS bigint
+    AS 'MODULE_PATHNAME', 'id_from_friendly'
+    LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION idgen.id_from_friendly(text) IS
+    'Inverse of id_to_friendly(bigint)';
+COMMENT ON FUNCTION idgen.id_from_friendly(text, text) IS
+    'Inverse of id_to_friendly(bigint, text)';
+
+-- Text forms compatible with CosId (issue 14, point 2).  id_from_base62
+-- (unchanged signature) now also reads CosId's unpadded form, 1 to 11
+-- characters.  The friendly form writes 14 digits of time for layouts whose
+-- ticks are whole seconds, reads 14 or 17 for them, and reads node and
+-- sequence with leading zeros (CosId's padStart).
+CREATE FUNCTION idgen.id_to_base62(id bigint, pad boolean) RETURNS text
+    AS 'MODULE_PATHNAME', 'id_to_base62'
+    LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION idgen.id_to_base62(bigint, boolean) IS
+    'Base62 form (0-9A-Za-z): 11 characters, or with pad false without leading zeros as CosId''s Radix62IdConverter writes it';
+CREATE FUNCTION idgen.id_to_friendly(id bigint, layout text, zone text) RETURNS text
+    AS 'MODULE_PATHNAME', 'id_to_friendly'
+    LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION idgen.id_to_friendly(bigint, text, text) IS
+    'yyyyMMddHHmmssSSS-node-sequence (yyyyMMddHHmmss for layouts of whole seconds) under the given layout, time in the given zone';
+CREATE FUNCTION idgen.id_from_friendly(text, layout text, zone text) RETURNS bigint
+    AS 'MODULE_PATHNAME', 'id_from_friendly'
+    LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION idgen.id_from_friendly(text, text, text) IS
+    'Inverse of id_to_friendly(bigint, text, text): the time is read in the given zone';
+
+-- END gene and codec functions
+
+-- BEGIN segment
+
+-- Leaf's allocation table: max_id is the last ID given to a segment of the
+-- tag.  Allocations are written only by the idgen worker (src/segment_alloc.c);
+-- segment_create/alter/drop change rows, never moving max_id backwards.
+CREATE TABLE idgen.segment_alloc (
+    biz_tag text PRIMARY KEY
+        CHECK (octet_length(biz_tag) BETWEEN 1 AND 128),
+    max_id bigint NOT NULL,
+    step int NOT NULL CHECK (step > 0),
+    description text,
+    update_time timestamptz NOT NULL DEFAULT now()
+);
+COMMENT ON TABLE idgen.segment_alloc IS
+    'Segment tags (Leaf): IDs up to max_id have been allocated; step is the smallest step';
+REVOKE ALL ON TABLE idgen.segment_alloc FROM PUBLIC;
+SELECT pg_catalog.pg_extension_config_dump('idgen.segment_alloc', '');
+
+CREATE FUNCTION idgen.segment_nextval(tag text) RETURNS bigint
+    AS 'MODULE_PATHNAME', 'segment_nextval'
+    LANGUAGE C VOLATILE PARALLEL SAFE;
+COMMENT ON FUNCTION idgen.segment_nextval(text) IS
+    'Next ID of a segment tag, from the shared segment cache';
+
+CREATE FUNCTION idgen.segment_create(tag text, start bigint DEFAULT 1,
+    step int DEFAULT 1000, description text DEFAULT NULL) RETURNS void
+    AS 'MODULE_PATHNAME', 'segment_create'
+    LANGUAGE C VOLATILE
+    SECURITY DEFINER
+    SET search_path = pg_catalog, pg_temp;
+COMMENT ON FUNCTION idgen.segment_create(text, bigint, int, text) IS
+    'Create a segment tag whose first ID is start';
+
+CREATE FUNCTION idgen.segment_alter(tag text, step int DEFAULT NULL,
+    description text DEFAULT NULL, max_id bigint DEFAULT NULL) RETURNS void
+    AS 'MODULE_PATHNAME', 'segment_alter'
+    LANGUAGE C VOLATILE
+    SECURITY DEFINER
+    SET search_path = pg_catalog, pg_temp;
+COMMENT ON FUNCTION idgen.segment_alter(text, int, text, bigint) IS
+    'Change the step or description of a segment tag, or move its max_id forward';
+
+CREATE FUNCTION idgen.segment_drop(tag text) RETURNS void
+    AS 'MODULE_PATHNAME', 'segment_drop'
+    LANGUAGE C VOLATILE
+    SECURITY DEFINER
+    SET search_path = pg_catalog, pg_temp;
+COMMENT ON FUNCTION idgen.segment_drop(text) IS
+    'Drop a segment tag';
+
+-- Tag administration needs only EXECUTE: the functions run as the
+-- extension's owner, with a pinned search_path, and never move max_id
+-- backwards.  A role needs no privilege on idgen.segment_alloc.
+REVOKE ALL ON FUNCTION idgen.segment_create(text, bigint, int, text) FROM PUBLIC;
+REVOKE ALL ON FUNCTION idgen.segment_alter(text, int, text, bigint) FROM PUBLIC;
+REVOKE ALL ON FUNCTION idgen.segment_drop(text) FROM PUBLIC;
+
+CREATE FUNCTION idgen.segment_status_fn(
+    OUT biz_tag text,
+    OUT state text,
+    OUT cur_value bigint,
+    OUT cur_max bigint,
+    OUT cur_step bigint,
+    OUT next_ready boolean,
+    OUT next_value bigint,
+    OUT next_max bigint,
+    OUT next_step bigint,
+    OUT step bigint,
+    OUT fetches bigint,
+    OUT waits bigint,
+    OUT last_fetch timestamptz,
+    OUT epoch bigint,
+    OUT chain_length int,
+    OUT segments_ready int)
+    RETURNS SETOF record
+    AS 'MODULE_PATHNAME', 'segment_status_fn'
+    LANGUAGE C VOLATILE PARALLEL SAFE;
+COMMENT ON FUNCTION idgen.segment_status_fn() IS
+    'Rows of the idgen.segment_status view: segment tags in shared memory';
+CREATE VIEW idgen.segment_status AS
+    SELECT * FROM idgen.segment_status_fn();
+COMMENT ON VIEW idgen.segment_status IS
+    'Segment tags in shared memory: current and next segment, dynamic step, chain of segments ready ahead, allocations and waits';
+REVOKE ALL ON FUNCTION idgen.segment_status_fn() FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION idgen.segment_status_fn() TO pg_monitor;
+GRANT SELECT ON idgen.segment_status TO pg_monitor;
+
+-- Tags that were dropped, with the last ID allocated to them: a tag of the
+-- same name can only be created again above it, so no ID is handed out
+-- twice.
+CREATE TABLE idgen.segment_dropped (
+    biz_tag text PRIMARY KEY,
+    max_id bigint NOT NULL,
+    dropped_at timestamptz NOT NULL DEFAULT now()
+);
+COMMENT ON TABLE idgen.segment_dropped IS
+    'Dropped segment tags and the last ID allocated to each; a tag created again starts above it';
+REVOKE ALL ON TABLE idgen.segment_dropped FROM PUBLIC;
+SELECT pg_catalog.pg_extension_config_dump('idgen.segment_dropped', '');
+
+-- Guards idgen.segment_alloc against every writer, the tag functions, the
+-- worker and a role with table privileges alike: max_id never moves
+-- backwards, a tag is never renamed, a deleted or truncated tag leaves its
+-- max_id in idgen.segment_dropped, and an inserted row is raised to its
+-- tag's floor in idgen.segment_floor (below).
+CREATE FUNCTION idgen.segment_alloc_guard() RETURNS trigger
+    LANGUAGE plpgsql
+    SECURITY DEFINER
+    SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    dropped_max bigint;
+BEGIN
+    IF TG_OP = 'INSERT' THEN
+        SELECT d.max_id INTO dropped_max
+        FROM idgen.segment_dropped d WHERE d.biz_tag = NEW.biz_tag;
+        IF FOUND AND NEW.max_id < dropped_max THEN
+            RAISE EXCEPTION 'segment tag "%" cannot start at %', NEW.biz_tag, NEW.max_id + 1
+                USING ERRCODE = 'invalid_parameter_value',
+                      DETAIL = format('The tag was dropped after IDs up to %s had been allocated, and they may have been handed out.', dropped_max),
+                      HINT = format('Create the tag with a start of %s or more.', dropped_max + 1);
+        END IF;
+        NEW.max_id := greatest(NEW.max_id,
+            (SELECT max(f.max_id) FROM idgen.segment_floor f WHERE f.biz_tag = NEW.biz_tag));
+        RETURN NEW;
+    ELSIF TG_OP = 'UPDATE' THEN
+        IF NEW.biz_tag IS DISTINCT FROM OLD.biz_tag THEN
+            RAISE EXCEPTION 'cannot rename segment tag "%"', OLD.biz_tag
+                USING ERRCODE = 'feature_not_supported',
+                      HINT = 'Create a tag of the new name instead.';
+        END IF;
+        IF NEW.max_id < OLD.max_id THEN
+            RAISE EXCEPTION 'cannot move max_id of segment tag "%" backwards', OLD.biz_tag
+                USING ERRCODE = 'invalid_parameter_value',
+                      DETAIL = format('max_id is %s; the new value %s is smaller.', OLD.max_id, NEW.max_id),
+                      HINT = 'IDs up to max_id may have been handed out already; only a larger max_id keeps new IDs unique.';
+        END IF;
+        RETURN NEW;
+    ELSIF TG_OP = 'DELETE' THEN
+        INSERT INTO idgen.segment_dropped AS d (biz_tag, max_id)
+        VALUES (OLD.biz_tag, OLD.max_id)
+        ON CONFLICT (biz_tag) DO UPDATE
+            SET max_id = greatest(d.max_id, excluded.max_id), dropped_at = now();
+        RETURN OLD;
+    END IF;
+    -- TRUNCATE
+    INSERT INTO idgen.segment_dropped AS d (biz_tag, max_id)
+    SELECT a.biz_tag, a.max_id FROM idgen.segment_alloc a
+    ON CONFLICT (biz_tag) DO UPDATE
+        SET max_id = greatest(d.max_id, excluded.max_id), dropped_at = now();
+    RETURN NULL;
+END
+$$;
+COMMENT ON FUNCTION idgen.segment_alloc_guard() IS
+    'Trigger of idgen.segment_alloc: max_id never moves backwards, dropped tags are remembered';
+REVOKE ALL ON FUNCTION idgen.segment_alloc_guard() FROM PUBLIC;
+
+CREATE TRIGGER segment_alloc_guard
+    BEFORE INSERT OR UPDATE OR DELETE ON idgen.segment_alloc
+    FOR EACH ROW EXECUTE FUNCTION idgen.segment_alloc_guard();
+CREATE TRIGGER segment_alloc_guard_truncate
+    BEFORE TRUNCATE ON idgen.segment_alloc
+    FOR EACH STATEMENT EXECUTE FUNCTION idgen.segment_alloc_guard();
+
+-- Segment tags outlive the extension (src/segment_keep.c): when extension
+-- idgen is dropped, the last max_id of every tag is kept in the data
+-- directory, and CREATE EXTENSION reads it back into idgen.segment_floor.
+-- A tag of that name is created again only above its floor
+-- (segment_create refuses a lower start), and a row inserted otherwise
+-- (pg_restore of an older dump, segment_import_leaf) is raised to it.  No
+-- primary key: a restore appends the dumped floors to those read back.
+CREATE FUNCTION idgen.segment_kept_floors(OUT biz_tag text, OUT max_id bigint)
+    RETURNS SETOF record
+    AS 'MODULE_PATHNAME', 'segment_kept_floors'
+    LANGUAGE C VOLATILE STRICT;
+COMMENT ON FUNCTION idgen.segment_kept_floors() IS
+    'Segment tags of this database kept in the data directory when extension idgen was last dropped';
+REVOKE ALL ON FUNCTION idgen.segment_kept_floors() FROM PUBLIC;
+
+CREATE TABLE idgen.segment_floor (
+    biz_tag text NOT NULL,
+    max_id bigint NOT NULL
+);
+COMMENT ON TABLE idgen.segment_floor IS
+    'Floors of segment tags from before extension idgen was dropped: a tag is created again only above its floor';
+REVOKE ALL ON TABLE idgen.segment_floor FROM PUBLIC;
+SELECT pg_catalog.pg_extension_config_dump('idgen.segment_floor', '');
+INSERT INTO idgen.segment_floor (biz_tag, max_id)
+    SELECT k.biz_tag, k.max_id FROM idgen.segment_kept_floors() k;
+
+-- The last ID this session drew from a tag, as a sequence's currval
+CREATE FUNCTION idgen.segment_currval(tag text)
+RETURNS bigint
+AS 'MODULE_PATHNAME', 'segment_currval'
+LANGUAGE C VOLATILE STRICT PARALLEL RESTRICTED;
+COMMENT ON FUNCTION idgen.segment_currval(text) IS
+    'The last ID this session drew from the tag with segment_nextval(tag); error 55000 before the first, as a sequence''s currval';
+
+-- Moving a tag between Leaf's leaf_alloc and idgen.segment_alloc (issue 14,
+-- point 3).  Leaf's max_id is the next unused ID (its segments are
+-- [max_id - step, max_id)); idgen's is the last allocated one.  Like
+-- segment_create, these run as the extension's owner with a pinned
+-- search_path, need only EXECUTE, and go through segment_create, segment_alter
+-- and segment_drop, so the segment_alloc_guard trigger and the tombstones in
+-- idgen.segment_dropped apply: an import never goes below a dropped tag.
+CREATE FUNCTION idgen.segment_import_leaf(biz_tag text, max_id bigint,
+    step int, description text DEFAULT NULL) RETURNS void
+    LANGUAGE plpgsql
+    SECURITY DEFINER
+    SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    cur bigint;
+BEGIN
+    IF segment_import_leaf.biz_tag IS NULL OR segment_import_leaf.max_id IS NULL
+       OR segment_import_leaf.step IS NULL THEN
+        RAISE EXCEPTION 'biz_tag, max_id and step of a Leaf row cannot be null'
+            USING ERRCODE = 'null_value_not_allowed';
+    END IF;
+    IF segment_import_leaf.max_id < 1 THEN
+        RAISE EXCEPTION 'Leaf max_id % of segment tag "%" is out of range',
+                segment_import_leaf.max_id, segment_import_leaf.biz_tag
+            USING ERRCODE = 'invalid_parameter_value',
+                  DETAIL = 'Leaf''s max_id is the next ID it would hand out, at least 1.';
+    END IF;
+    SELECT a.max_id INTO cur
+    FROM idgen.segment_alloc a WHERE a.biz_tag = segment_import_leaf.biz_tag
+    FOR UPDATE;
+    IF NOT FOUND THEN
+        -- Leaf hands out max_id next: that is the tag's start
+        PERFORM idgen.segment_create(segment_import_leaf.biz_tag,
+                                     segment_import_leaf.max_id,
+                                     segment_import_leaf.step,
+                                     segment_import_leaf.description);
+        RETURN;
+    END IF;
+    IF segment_import_leaf.max_id - 1 < cur THEN
+        RAISE EXCEPTION 'cannot import Leaf max_id % of segment tag "%"',
+                segment_import_leaf.max_id, segment_import_leaf.biz_tag
+            USING ERRCODE = 'invalid_parameter_value',
+                  DETAIL = format('idgen has allocated IDs up to %s for the tag, so Leaf''s next ID must be %s or more.', cur, cur + 1),
+                  HINT = 'Import the tag''s current leaf_alloc row.';
+    END IF;
+    PERFORM idgen.segment_alter(segment_import_leaf.biz_tag,
+                                segment_import_leaf.step,
+                                segment_import_leaf.description,
+                                CASE WHEN segment_import_leaf.max_id - 1 > cur
+                                     THEN segment_import_leaf.max_id - 1 END);
+END
+$$;
+COMMENT ON FUNCTION idgen.segment_import_leaf(text, bigint, int, text) IS
+    'Create a segment tag from a row of Leaf''s leaf_alloc (max_id = next unused ID), or move an existing tag forward to it';
+REVOKE ALL ON FUNCTION idgen.segment_import_leaf(text, bigint, int, text) FROM PUBLIC;
+
+CREATE FUNCTION idgen.segment_export_leaf(tag text, drop_tag boolean DEFAULT true,
+    OUT biz_tag text, OUT max_id bigint, OUT step int, OUT description text,
+    OUT update_time timestamptz)
+    LANGUAGE plpgsql
+    SECURITY DEFINER
+    SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    r record;
+BEGIN
+    IF tag IS NULL OR drop_tag IS NULL THEN
+        RAISE EXCEPTION 'segment tag and drop_tag cannot be null'
+            USING ERRCODE = 'null_value_not_allowed';
+    END IF;
+    SELECT a.biz_tag, a.max_id, a.step, a.description INTO r
+    FROM idgen.segment_alloc a WHERE a.biz_tag = tag FOR UPDATE;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION 'segment tag "%" does not exist', tag
+            USING ERRCODE = 'undefined_object';
+    END IF;
+    IF r.max_id = 9223372036854775807 THEN
+        RAISE EXCEPTION 'cannot export segment tag "%" to Leaf', tag
+            USING ERRCODE = 'numeric_value_out_of_range',
+                  DETAIL = 'Every bigint of the tag has been allocated; Leaf''s next ID would not fit a bigint.';
+    END IF;
+    -- Dropping forgets the tag's buffered IDs and keeps its tombstone, so
+    -- idgen hands out no more of it and never re-creates it below max_id
+    IF drop_tag THEN
+        PERFORM idgen.segment_drop(tag);
+    END IF;
+    biz_tag := r.biz_tag;
+    max_id := r.max_id + 1;
+    step := r.step;
+    description := r.description;
+    update_time := now();
+END
+$$;
+COMMENT ON FUNCTION idgen.segment_export_leaf(text, boolean) IS
+    'A segment tag as a row of Leaf''s leaf_alloc (max_id = next unused ID); drops the tag unless drop_tag is false';
+REVOKE ALL ON FUNCTION idgen.segment_export_leaf(text, boolean) FROM PUBLIC;
+
+-- END segment
+
+-- BEGIN node leases
+
+-- The bounds a node registry and a central segment server enforce, read
+-- from the serving server's own configuration.  Calling this function loads
+-- the library, which defines both settings (also without the preload) as
+-- reload-only: a caller's SET, set_config or ALTER ROLE/DATABASE ... SET
+-- cannot change them, only postgresql.conf or ALTER SYSTEM can.
+CREATE FUNCTION idgen.serving_settings(OUT node_lease_guard interval,
+    OUT segment_max_step bigint)
+    RETURNS record
+    LANGUAGE C STABLE PARALLEL RESTRICTED
+    AS 'MODULE_PATHNAME', 'serving_settings';
+COMMENT ON FUNCTION idgen.serving_settings() IS
+    'Bounds this server enforces as node registry (idgen.node_lease_guard) and central segment server (idgen.segment_max_step), from its own configuration only';
+
+-- One row per namespace; node_lease_acquire locks its namespace's row to
+-- take one lease at a time.  No other role may read or lock it (unlike an
+-- advisory lock, which any role can take).
+CREATE TABLE idgen.node_lease_lock (
+    namespace text PRIMARY KEY
+);
+COMMENT ON TABLE idgen.node_lease_lock IS
+    'Lock rows of node_lease_acquire, one per namespace: acquisitions in a namespace take one at a time';
+REVOKE ALL ON TABLE idgen.node_lease_lock FROM PUBLIC;
+
+-- Node ids leased to servers with idgen.node_id = 'auto' (src/lease.c).
+-- Used only in the registry database named by their idgen.node_registry.
+-- The functions below are SECURITY DEFINER, so the role servers connect as
+-- needs only EXECUTE on them.
+-- last_tick is the holder's promise: the highest tick it may use before its
+-- lease runs out; the next holder of the id starts above it.
+CREATE TABLE idgen.node_lease (
+    namespace  text NOT NULL,
+    node_id    int NOT NULL CHECK (node_id >= 0),
+    instance   text NOT NULL,
+    heartbeat  timestamptz NOT NULL,
+    expires_at timestamptz NOT NULL,
+    last_tick  bigint NOT NULL,
+    PRIMARY KEY (namespace, node_id)
+);
+COMMENT ON TABLE idgen.node_lease IS
+    'Node id leases of servers with idgen.node_id = ''auto''; written by their idgen workers.';
+REVOKE ALL ON TABLE idgen.node_lease FROM PUBLIC;
+SELECT pg_catalog.pg_extension_config_dump('idgen.node_lease', '');
+
+-- Lease a node id for lease_instance: its own row, else the lowest id whose
+-- lease ended more than the registry's guard ago, else the lowest id never
+-- leased; leased_node is NULL when every id up to max_node is taken.
+-- The registry sets the bounds: the guard time is the registry's own
+-- idgen.node_lease_guard (10 s where it is not set), a lease lasts at least
+-- a second and is never shortened, and the caller's guard_ms is ignored.
+-- So no argument value takes over a live lease.  A server's instance name
+-- ends with a random key of its data directory, which callers cannot guess.
+CREATE FUNCTION idgen.node_lease_acquire(lease_namespace text,
+    lease_instance text, max_node int, lease_ms int, guard_ms int,
+    promise_tick bigint,
+    OUT leased_node int, OUT previous_instance text,
+    OUT previous_last_tick bigint)
+    LANGUAGE plpgsql
+    SECURITY DEFINER
+    SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    r record;
+    guard interval := (SELECT s.node_lease_guard FROM idgen.serving_settings() s);
+    lease interval := greatest(coalesce(lease_ms, 0), 1000) * interval '1 ms';
+    top int := least(coalesce(max_node, -1), 1048574);
+BEGIN
+    -- One acquisition at a time in a namespace; renewals are not blocked
+    INSERT INTO idgen.node_lease_lock AS k (namespace)
+    VALUES (lease_namespace) ON CONFLICT DO NOTHING;
+    PERFORM FROM idgen.node_lease_lock k
+    WHERE k.namespace = lease_namespace FOR UPDATE;
+
+    SELECT l.node_id, l.instance, l.last_tick INTO r
+    FROM idgen.node_lease l
+    WHERE l.namespace = lease_namespace AND l.node_id <= top
+      AND (l.instance = lease_instance OR l.expires_at + guard < now())
+    ORDER BY l.instance = lease_instance DESC, l.node_id
+    LIMIT 1
+    FOR UPDATE;
+    IF FOUND THEN
+        UPDATE idgen.node_lease l
+        SET instance = lease_instance, heartbeat = now(),
+            expires_at = CASE WHEN l.instance = lease_instance
+                              THEN greatest(l.expires_at, now() + lease)
+                              ELSE now() + lease END,
+            last_tick = greatest(l.last_tick, promise_tick)
+        WHERE l.namespace = lease_namespace AND l.node_id = r.node_id;
+        leased_node := r.node_id;
+        previous_instance := r.instance;
+        previous_last_tick := r.last_tick;
+        RETURN;
+    END IF;
+
+    -- The lowest id never leased: 0, or one above a leased one
+    SELECT c.n INTO leased_node
+    FROM (SELECT 0 AS n
+          UNION ALL
+          SELECT l.node_id + 1 FROM idgen.node_lease l
+          WHERE l.namespace = lease_namespace) c
+    WHERE c.n <= top
+      AND NOT EXISTS (SELECT FROM idgen.node_lease l
+                      WHERE l.namespace = lease_namespace AND l.node_id = c.n)
+    ORDER BY c.n
+    LIMIT 1;
+    IF leased_node IS NOT NULL THEN
+        INSERT INTO idgen.node_lease
+            (namespace, node_id, instance, heartbeat, expires_at, last_tick)
+        VALUES (lease_namespace, leased_node, lease_instance, now(),
+                now() + lease, promise_tick);
+    END IF;
+END
+$$;
+COMMENT ON FUNCTION idgen.node_lease_acquire(text, text, int, int, int, bigint) IS
+    'Called by the idgen worker of a server with idgen.node_id = ''auto'' to lease a node id';
+REVOKE ALL ON FUNCTION idgen.node_lease_acquire(text, text, int, int, int, bigint) FROM PUBLIC;
+
+-- Renew lease_instance's lease of lease_node; false if another holds it
+CREATE FUNCTION idgen.node_lease_renew(lease_namespace text,
+    lease_node int, lease_instance text, lease_ms int, promise_tick bigint)
+    RETURNS boolean
+    LANGUAGE plpgsql
+    SECURITY DEFINER
+    SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    UPDATE idgen.node_lease l
+    SET heartbeat = now(),
+        expires_at = greatest(l.expires_at,
+                              now() + greatest(coalesce(lease_ms, 0), 1000) * interval '1 ms'),
+        last_tick = greatest(l.last_tick, promise_tick)
+    WHERE l.namespace = lease_namespace AND l.node_id = lease_node
+      AND l.instance = lease_instance;
+    RETURN FOUND;
+END
+$$;
+COMMENT ON FUNCTION idgen.node_lease_renew(text, int, text, int, bigint) IS
+    'Called by the idgen worker of a server with idgen.node_id = ''auto'' to renew its lease';
+REVOKE ALL ON FUNCTION idgen.node_lease_renew(text, int, text, int, bigint) FROM PUBLIC;
+
+-- This server's side of its lease
+CREATE FUNCTION idgen.node_lease_status(
+    OUT auto boolean,
+    OUT node_id int,
+    OUT valid boolean,
+    OUT valid_for_ms bigint,
+    OUT instance text,
+    OUT renewed_at timestamptz,
+    OUT taken_over_tick bigint,
+    OUT last_error text)
+    AS 'MODULE_PATHNAME', 'node_lease_status'
+    LANGUAGE C VOLATILE PARALLEL SAFE;
+COMMENT ON FUNCTION idgen.node_lease_status() IS
+    'Node id lease of this server (idgen.node_id = ''auto''): node, validity, last renewal and error';
+REVOKE ALL ON FUNCTION idgen.node_lease_status() FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION idgen.node_lease_status() TO pg_monitor;
+
+-- END node leases
+
+-- BEGIN central segment server
+
+-- Called over libpq by the idgen workers of servers whose
+-- idgen.segment_server names this database (src/segment_remote.c): allocate
+-- the next segment of tag, of want_step IDs kept between the tag's step and
+-- greatest(max_step, step), and commit it durably before answering.
+-- known is false for an unknown tag; first_id is NULL when the tag has run
+-- out.  SECURITY DEFINER so that issuing servers need only EXECUTE.
+-- The largest step is the central server's own idgen.segment_max_step
+-- (1,000,000 where it is not set); the caller's max_step is ignored, so no
+-- issuer can take more of a tag than the central server allows.
+CREATE FUNCTION idgen.segment_allocate(tag text, want_step bigint,
+    max_step bigint, OUT known boolean, OUT first_id bigint, OUT len bigint)
+    LANGUAGE plpgsql
+    SECURITY DEFINER
+    SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    r record;
+    s bigint;
+    server_max bigint := (SELECT s.segment_max_step FROM idgen.serving_settings() s);
+BEGIN
+    PERFORM set_config('synchronous_commit', 'on', true);
+    SELECT a.max_id, a.step INTO r
+    FROM idgen.segment_alloc a WHERE a.biz_tag = tag FOR UPDATE;
+    IF NOT FOUND THEN
+        known := false;
+        RETURN;
+    END IF;
+    known := true;
+    IF r.max_id >= 9223372036854775807 THEN
+        RETURN;
+    END IF;
+    s := least(greatest(coalesce(want_step, r.step), r.step),
+               greatest(server_max, r.step));
+    IF r.max_id > 9223372036854775807 - s THEN
+        s := 9223372036854775807 - r.max_id;
+    END IF;
+    UPDATE idgen.segment_alloc a SET max_id = r.max_id + s, update_time = now()
+    WHERE a.biz_tag = tag;
+    first_id := r.max_id + 1;
+    len := s;
+END
+$$;
+COMMENT ON FUNCTION idgen.segment_allocate(text, bigint, bigint) IS
+    'Allocate a segment for an issuing server whose idgen.segment_server names this database';
+REVOKE ALL ON FUNCTION idgen.segment_allocate(text, bigint, bigint) FROM PUBLIC;
+
+-- END central segment server
+
+-- BEGIN advance
+
+-- A superuser makes every later snowflake and gene ID of this server larger
+-- than min_id, durably (state file and reservation row); it also lifts the
+-- refusal of a server started from a backup or after archive recovery with
+-- a fixed node id (docs/durability.md, "Restored copies").
+CREATE FUNCTION idgen.snowflake_advance(min_id bigint) RETURNS void
+    AS 'MODULE_PATHNAME', 'snowflake_advance'
+    LANGUAGE C VOLATILE STRICT;
+COMMENT ON FUNCTION idgen.snowflake_advance(bigint) IS
+    'Make every later snowflake and gene ID of this server larger than min_id (superuser only)';
+REVOKE ALL ON FUNCTION idgen.snowflake_advance(bigint) FROM PUBLIC;
+
+-- END advance
+
+-- BEGIN adopt
+-- idgen.adopt_column (issue 21, point 4): an existing integer key column
+-- moves to idgen in one transaction.  In this order, so that a refusal
+-- comes before anything is altered: the arguments and privileges are
+-- checked, the table is locked (ACCESS EXCLUSIVE: no row can arrive behind
+-- the maximum read next), the column's maximum is read, the generator is
+-- moved above it (snowflake_advance, or a tag created, or raised past both
+-- the maximum and its own max_id, which discards its buffered IDs), then the
+-- identity or the sequence default is dropped (an identity's sequence goes
+-- with it; a serial's owned sequence is dropped, or kept with a NOTICE when
+-- other objects use it), the column and every column that references it by
+-- a foreign key, transitively, are widened to bigint, and the new DEFAULT is
+-- set.  Any error rolls all of it back; only a snowflake generator already
+-- advanced stays advanced, which costs nothing (IDs only grow).
+--
+-- SECURITY INVOKER: ALTER TABLE checks ownership of every table it alters,
+-- snowflake_advance its superuser, segment_create, segment_alter and
+-- segment_export_leaf their EXECUTE grant.  The snowflake path is refused
+-- at once (42501) to a role that is not a superuser.  Identifiers are
+-- quoted through regclass output and format's %I, the tag through %L.
+CREATE FUNCTION idgen.adopt_column(tbl regclass, col name,
+    generator text DEFAULT 'snowflake') RETURNS void
+    LANGUAGE plpgsql
+    SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    att smallint;
+    typ oid;
+    ident "char";
+    kind "char";
+    tag text;
+    old_max bigint;
+    cur_max bigint;
+    def_oid oid;
+    owned regclass;
+    owned_name text;
+    seq regclass;
+    used regclass[];
+    r record;
+    err_msg text;
+    err_detail text;
+    err_hint text;
+    best timestamptz;
+    best_presets text[];
+    p text;
+    t timestamptz;
+    hint text;
+BEGIN
+    IF tbl IS NULL OR col IS NULL OR generator IS NULL THEN
+        RAISE EXCEPTION 'table, column and generator of adopt_column cannot be null'
+            USING ERRCODE = 'null_value_not_allowed';
+    END IF;
+    IF generator = 'snowflake' THEN
+        tag := NULL;
+    ELSIF starts_with(generator, 'segment:') AND length(generator) > 8 THEN
+        tag := substr(generator, 9);
+    ELSE
+        RAISE EXCEPTION 'invalid generator "%"', generator
+            USING ERRCODE = 'invalid_parameter_value',
+                  DETAIL = 'A generator is ''snowflake'' or ''segment:'' followed by a tag, e.g. ''segment:order''.';
+    END IF;
+
+    SELECT c.relkind INTO kind FROM pg_class c WHERE c.oid = tbl;
+    IF kind IS NULL OR kind NOT IN ('r', 'p') THEN
+        RAISE EXCEPTION '% is not a table', tbl
+            USING ERRCODE = 'wrong_object_type';
+    END IF;
+    IF NOT pg_has_role(current_user,
+                       (SELECT c.relowner FROM pg_class c WHERE c.oid = tbl), 'USAGE') THEN
+        RAISE EXCEPTION 'must be owner of table %', tbl
+            USING ERRCODE = 'insufficient_privilege';
+    END IF;
+    IF tag IS NULL AND NOT (SELECT ro.rolsuper FROM pg_roles ro WHERE ro.rolname = current_user) THEN
+        RAISE EXCEPTION 'permission denied to adopt column "%" of table % for snowflake IDs', col, tbl
+            USING ERRCODE = 'insufficient_privilege',
+                  DETAIL = 'Only a superuser may advance the snowflake generator above the column''s values.',
+                  HINT = 'The table''s owner may adopt it for a segment tag, generator => ''segment:<tag>'', given EXECUTE on idgen.segment_create, idgen.segment_alter and idgen.segment_export_leaf.';
+    END IF;
+
+    SELECT a.attnum, a.atttypid, a.attidentity INTO att, typ, ident
+      FROM pg_attribute a
+     WHERE a.attrelid = tbl AND a.attname = col AND a.attnum > 0
+       AND NOT a.attisdropped;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION 'column "%" of relation % does not exist', col, tbl
+            USING ERRCODE = 'undefined_column';
+    END IF;
+    IF typ NOT IN ('int2'::regtype, 'int4'::regtype, 'int8'::regtype) THEN
+        RAISE EXCEPTION 'column "%" of table % is of type %, not an integer type',
+                col, tbl, format_type(typ, NULL)
+            USING ERRCODE = 'datatype_mismatch',
+                  DETAIL = 'A column of type smallint, integer or bigint can be adopted; it becomes bigint.';
+    END IF;
+
+    -- No row can arrive from here on: the maximum stays the maximum
+    EXECUTE format('LOCK TABLE %s IN ACCESS EXCLUSIVE MODE', tbl);
+    EXECUTE format('SELECT max(%I)::bigint FROM %s', col, tbl) INTO old_max;
+
+    -- The generator above the maximum, before anything is altered
+    IF tag IS NULL THEN
+        -- Nothing to do when the generator has issued IDs of a later tick
+        -- already (snowflake_advance would also lift the refusal of a server
+        -- started from a backup, which one column's maximum does not justify)
+        BEGIN
+            IF old_max IS NOT NULL
+               AND idgen.id_timestamp(old_max) < (SELECT s.last_tick FROM idgen.snowflake_status() s) THEN
+                old_max := NULL;
+            END IF;
+        EXCEPTION WHEN numeric_value_out_of_range THEN
+            NULL;   -- not an ID of this layout: snowflake_advance says why
+        END;
+        IF old_max IS NOT NULL THEN
+            BEGIN
+                PERFORM idgen.snowflake_advance(old_max);
+            EXCEPTION WHEN invalid_parameter_value THEN
+                GET STACKED DIAGNOSTICS err_msg = MESSAGE_TEXT,
+                                        err_detail = PG_EXCEPTION_DETAIL,
+                                        err_hint = PG_EXCEPTION_HINT;
+                -- Heuristic: the presets under which the maximum is a time
+                -- of the past closest to now probably made these IDs
+                FOREACH p IN ARRAY ARRAY['idgen', 'twitter', 'discord',
+                        'sonyflake', 'sonyflake_v2', 'pgedge', 'vesta_max_peak',
+                        'vesta_min_granularity', 'uid_generator',
+                        'cosid_safe_js_ms', 'cosid_safe_js_s'] LOOP
+                    BEGIN
+                        t := idgen.id_timestamp(old_max, p);
+                    EXCEPTION WHEN invalid_parameter_value
+                                 OR numeric_value_out_of_range
+                                 OR datetime_field_overflow THEN
+                        CONTINUE;   -- an unknown preset, or not its ID
+                    END;
+                    IF t <= clock_timestamp() THEN
+                        IF best IS NULL OR t > best THEN
+                            best := t;
+                            best_presets := ARRAY[p];
+                        ELSIF t = best THEN
+                            best_presets := best_presets || p;
+                        END IF;
+                    END IF;
+                END LOOP;
+                IF best_presets IS NOT NULL THEN
+                    hint := format('Its largest value is a time of the recent past under preset %s, so it was probably made under that layout: a server with idgen.layout = ''%s'' and node ids the old generator never used continues above it. Or adopt the column for a segment tag, generator => ''segment:<tag>''.',
+                                   (SELECT string_agg(format('"%s"', x), ' or ') FROM unnest(best_presets) x),
+                                   best_presets[1]);
+                ELSE
+                    hint := concat_ws(' ', err_hint,
+                                      'Or adopt the column for a segment tag, generator => ''segment:<tag>''.');
+                END IF;
+                RAISE EXCEPTION 'cannot adopt column "%" of table % for snowflake IDs', col, tbl
+                    USING ERRCODE = 'invalid_parameter_value',
+                          DETAIL = concat_ws(' ',
+                                             format('Its largest value is %s, and the generator cannot get above it under layout "%s": %s.',
+                                                    old_max, current_setting('idgen.layout'), err_msg),
+                                             err_detail),
+                          HINT = hint;
+            END;
+        END IF;
+    ELSE
+        -- The tag's max_id, its row locked until the end of the transaction
+        -- (segment_export_leaf: SECURITY DEFINER, Leaf's max_id is one more)
+        BEGIN
+            SELECT e.max_id - 1 INTO cur_max
+              FROM idgen.segment_export_leaf(tag, drop_tag => false) e;
+        EXCEPTION WHEN undefined_object THEN
+            cur_max := NULL;
+        END;
+        IF cur_max IS NULL THEN
+            PERFORM idgen.segment_create(tag, start => greatest(coalesce(old_max, 0), 0) + 1);
+        ELSIF old_max IS NOT NULL THEN
+            -- Forward, past both: moving max_id also discards the IDs the
+            -- tag has buffered, which may lie below the column's maximum
+            PERFORM idgen.segment_alter(tag, max_id => greatest(old_max, cur_max + 1));
+        END IF;
+    END IF;
+
+    -- Away with the identity (its sequence goes with it) or the default
+    IF ident IN ('a', 'd') THEN
+        EXECUTE format('ALTER TABLE %s ALTER COLUMN %I DROP IDENTITY', tbl, col);
+    ELSE
+        SELECT d.oid INTO def_oid FROM pg_attrdef d
+         WHERE d.adrelid = tbl AND d.adnum = att;
+        IF def_oid IS NOT NULL THEN
+            -- The sequences the default draws from, and the one of them
+            -- owned by the column (serial, bigserial)
+            used := ARRAY(SELECT dep.refobjid::regclass FROM pg_depend dep
+                            JOIN pg_class s ON s.oid = dep.refobjid
+                           WHERE dep.classid = 'pg_attrdef'::regclass
+                             AND dep.objid = def_oid
+                             AND dep.refclassid = 'pg_class'::regclass
+                             AND s.relkind = 'S');
+            SELECT dep.objid::regclass INTO owned FROM pg_depend dep
+             WHERE dep.classid = 'pg_class'::regclass
+               AND dep.refclassid = 'pg_class'::regclass
+               AND dep.refobjid = tbl AND dep.refobjsubid = att
+               AND dep.deptype = 'a' AND dep.objid = ANY (used);
+            EXECUTE format('ALTER TABLE %s ALTER COLUMN %I DROP DEFAULT', tbl, col);
+            IF owned IS NOT NULL THEN
+                owned_name := owned::text;
+                BEGIN
+                    EXECUTE format('DROP SEQUENCE %s', owned);
+                EXCEPTION WHEN dependent_objects_still_exist THEN
+                    EXECUTE format('ALTER SEQUENCE %s OWNED BY NONE', owned);
+                    RAISE NOTICE 'sequence % is kept, no longer owned by column "%" of table %',
+                            owned_name, col, tbl
+                        USING DETAIL = 'Other objects depend on it.';
+                END;
+            END IF;
+            FOREACH seq IN ARRAY used LOOP
+                IF seq IS DISTINCT FROM owned THEN
+                    RAISE NOTICE 'sequence % is no longer used by column "%" of table %, and is kept',
+                        seq, col, tbl;
+                END IF;
+            END LOOP;
+        END IF;
+    END IF;
+
+    -- Widen the column and, transitively, every column that references it
+    -- by a foreign key (only the matching column of a multi-column key;
+    -- partitions' copies of a constraint follow their parent's)
+    FOR r IN
+        WITH RECURSIVE refs(rel, attnum) AS (
+            SELECT tbl::oid, att
+          UNION
+            SELECT c.conrelid, k.conkey
+              FROM refs
+              JOIN pg_constraint c ON c.confrelid = refs.rel
+                   AND c.contype = 'f' AND c.conparentid = 0
+             CROSS JOIN LATERAL unnest(c.conkey, c.confkey) AS k(conkey, confkey)
+             WHERE k.confkey = refs.attnum
+        )
+        SELECT refs.rel::regclass AS rel,
+               string_agg(format('ALTER COLUMN %I TYPE bigint', a.attname), ', '
+                          ORDER BY a.attnum) AS alters
+          FROM refs
+          JOIN pg_attribute a ON a.attrelid = refs.rel AND a.attnum = refs.attnum
+         WHERE a.atttypid IN ('int2'::regtype, 'int4'::regtype)
+         GROUP BY refs.rel
+         ORDER BY refs.rel = tbl::oid DESC, refs.rel
+    LOOP
+        EXECUTE format('ALTER TABLE %s %s', r.rel, r.alters);
+    END LOOP;
+
+    EXECUTE format('ALTER TABLE %s ALTER COLUMN %I SET DEFAULT %s', tbl, col,
+                   CASE WHEN tag IS NULL THEN 'idgen.snowflake_nextval()'
+                        ELSE format('idgen.segment_nextval(%L::text)', tag) END);
+END
+$$;
+COMMENT ON FUNCTION idgen.adopt_column(regclass, name, text) IS
+    'Move an existing integer key column to idgen in one transaction: widen it and the columns referencing it to bigint, drop its identity or sequence default, set a snowflake or segment DEFAULT, and make every later ID greater than its largest value';
+REVOKE ALL ON FUNCTION idgen.adopt_column(regclass, name, text) FROM PUBLIC;
+-- END adopt

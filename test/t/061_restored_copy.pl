@@ -1,0 +1,204 @@
+# 061_restored_copy.pl
+#	Servers started from an older copy of a data directory never issue an
+#	ID their original issued, where idgen can see the copy.
+#
+# Fixed node id:
+#  - PITR to a restore point (recovery.signal) with the clock 40 s behind:
+#    snowflake IDs are refused (55000, the hint names snowflake_advance),
+#    still after a restart; a superuser's snowflake_advance(max of the
+#    original's IDs) lifts it, and every new ID is above every ID of the
+#    original, also after a crash right after it;
+#  - a base backup started as a plain server (backup_label): refused the
+#    same way.
+# idgen.node_id = 'auto':
+#  - a stopped copy put back in place of its original's data directory and
+#    started with the clock 40 s behind, while the original's lease is live
+#    and again after every lease has run out: no ID equals one of the
+#    original's.
+# Outcomes only: errors, order and duplicates, never durations.
+use strict;
+use warnings;
+use File::Path qw(rmtree);
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+use IdgenTest;
+
+my $archive = PostgreSQL::Test::Utils::tempdir();
+
+# A copy of a stopped node's data directory, as "cp -a" makes it
+sub copy_datadir
+{
+	my ($from, $to) = @_;
+	rmtree($to);
+	system('cp', '-a', $from, $to) == 0 or die "cp -a $from $to failed";
+	return;
+}
+
+# Every ID of $ids that is also in $old
+sub repeated
+{
+	my ($old, $ids) = @_;
+	my %seen = map { $_ => 1 } @$old;
+	return grep { $seen{$_} } @$ids;
+}
+
+# --- Fixed node id: PITR and a base backup -------------------------------
+
+my $orig = idgen_node('orig', allows_streaming => 1, faketime => 1, conf => qq{
+archive_mode = on
+archive_command = 'cp %p "$archive/%f"'
+idgen.max_lead = '2min'
+});
+start_node($orig);
+$orig->safe_psql('postgres', 'CREATE EXTENSION idgen');
+wait_ready($orig);
+my $before = draw_ids($orig, 20000);
+$orig->backup('base');
+$orig->safe_psql('postgres', "SELECT pg_create_restore_point('rp')");
+# The original goes on after the restore point and the backup
+my $after = draw_ids($orig, 20000);
+$orig->safe_psql('postgres', 'SELECT pg_switch_wal()');
+$orig->stop('fast');
+my @orig_ids = (@$before, @$after);
+
+my $pitr = PostgreSQL::Test::Cluster->new('pitr');
+$pitr->init_from_backup($orig, 'base');
+$pitr->append_conf('postgresql.conf', qq{
+restore_command = 'cp "$archive/%f" %p'
+recovery_target_name = 'rp'
+recovery_target_action = 'promote'
+archive_mode = off
+});
+$pitr->set_recovery_mode;
+$pitr->{idgen_clock} =
+  $PostgreSQL::Test::Utils::tmp_check . '/clock_' . $pitr->name . '.rc';
+set_clock($pitr, '-40');
+start_node($pitr);
+$pitr->poll_query_until('postgres', 'SELECT NOT pg_is_in_recovery()')
+  or die 'PITR did not end';
+
+my ($ret, $out, $err) = try_sql($pitr, 'SELECT idgen.snowflake_nextval()');
+isnt($ret, 0, 'after PITR with a fixed node id, snowflake IDs are refused');
+like($err, qr/55000: snowflake IDs are refused because this server was started from a backup or after archive recovery/,
+	'with 55000 saying why');
+like($err, qr/snowflake_advance/, 'and the hint names snowflake_advance');
+($ret, $out, $err) = try_sql($pitr, q{SELECT idgen.gene_id('alice', 3)});
+like($err, qr/55000: snowflake IDs are refused/, 'gene IDs too');
+
+$pitr->restart;
+($ret, $out, $err) = try_sql($pitr, 'SELECT idgen.snowflake_nextval()');
+like($err, qr/55000: snowflake IDs are refused because this server was started from a backup/,
+	'the refusal outlives a restart');
+
+$pitr->safe_psql('postgres', q{CREATE ROLE plain LOGIN; GRANT USAGE ON SCHEMA idgen TO plain});
+($ret, $out, $err) = $pitr->psql('postgres',
+	'SELECT idgen.snowflake_advance(1)',
+	extra_params => [ '-U', 'plain', '-v', 'VERBOSITY=verbose' ]);
+like($err, qr/42501/, 'a role that is not a superuser cannot advance (42501)');
+
+my $orig_max = max_of(@orig_ids);
+$pitr->safe_psql('postgres', "SELECT idgen.snowflake_advance($orig_max)");
+my $pitr_ids = draw_ids($pitr, 20000);
+cmp_ok(min_of(@$pitr_ids), '>', $orig_max,
+	'after snowflake_advance every ID is above every ID of the original');
+is(scalar(repeated(\@orig_ids, $pitr_ids)), 0, 'no ID of the original again');
+
+# A crash right after an advance: still above it
+my $far = $pitr->safe_psql('postgres',
+	q{SELECT idgen.id_make(now() + interval '30 s', 1023, 4095)});
+$pitr->safe_psql('postgres', "SELECT idgen.snowflake_advance($far)");
+crash_node($pitr);
+start_node($pitr);
+wait_ready($pitr);
+my $crashed = draw_ids($pitr, 1000);
+cmp_ok(min_of(@$crashed), '>', $far,
+	'a crash right after snowflake_advance still starts above its ID');
+$pitr->stop;
+
+# A base backup started as a plain server (backup_label, no signal file)
+my $clone = PostgreSQL::Test::Cluster->new('clone');
+$clone->init_from_backup($orig, 'base');
+$clone->append_conf('postgresql.conf', "archive_mode = off\n");
+$clone->start;
+($ret, $out, $err) = try_sql($clone, 'SELECT idgen.snowflake_nextval()');
+like($err, qr/55000: snowflake IDs are refused because this server was started from a backup/,
+	'a base backup started as a plain server refuses IDs too');
+$clone->safe_psql('postgres', "SELECT idgen.snowflake_advance($orig_max)");
+my $clone_ids = draw_ids($clone, 5000);
+cmp_ok(min_of(@$clone_ids), '>', $orig_max, 'and is above the original once advanced');
+$clone->stop;
+
+# --- idgen.node_id = 'auto': a copy put back in place --------------------
+
+my $registry = idgen_node('registry', preload => 0,
+	conf => "idgen.node_lease_guard = '3s'\n");
+$registry->start;
+$registry->safe_psql('postgres', q{
+	CREATE EXTENSION idgen;
+	CREATE ROLE leaser LOGIN;
+	GRANT EXECUTE ON FUNCTION
+		idgen.node_lease_acquire(text, text, int, int, int, bigint),
+		idgen.node_lease_renew(text, int, text, int, bigint) TO leaser;
+});
+my $regconn = 'host=' . $registry->host . ' port=' . $registry->port
+  . ' dbname=postgres user=leaser';
+my $auto = idgen_node('auto', node_id => 'auto', faketime => 1, conf => qq{
+idgen.node_registry = '$regconn'
+idgen.node_lease_time = '2s'
+idgen.max_lead = '2min'
+});
+
+# Draw IDs on a valid lease; returns them
+sub draw_leased
+{
+	my ($n, $count) = @_;
+	$n->poll_query_until('postgres',
+		'SELECT coalesce(valid, false) FROM idgen.node_lease_status()')
+	  or die 'no lease';
+	return draw_ids($n, $count);
+}
+
+start_node($auto);
+$auto->safe_psql('postgres', 'CREATE EXTENSION idgen');
+my $a1 = draw_leased($auto, 20000);
+$auto->stop('fast');
+my $saved = $PostgreSQL::Test::Utils::tmp_check . '/auto_copy';
+copy_datadir($auto->data_dir, $saved);
+start_node($auto);
+my $a2 = draw_leased($auto, 20000);
+$auto->stop('fast');
+my @auto_ids = (@$a1, @$a2);
+
+# The copy in place of the original, its clock 40 s behind, while the
+# original's last lease is live
+copy_datadir($saved, $auto->data_dir);
+set_clock($auto, '-40');
+start_node($auto);
+my $a3 = draw_leased($auto, 20000);
+is(scalar(repeated(\@auto_ids, $a3)), 0,
+	"'auto': a copy started in place while the original's lease is live repeats no ID");
+my ($node2, $node3) = map {
+	$auto->safe_psql('postgres', "SELECT (idgen.id_decode($_)).node_id")
+} ($a2->[-1], $a3->[-1]);
+isnt($node3, $node2, "and it leased another node id than the original's live one ($node2)");
+$auto->stop('fast');
+push @auto_ids, @$a3;
+
+# Once every lease has run out (lease time plus the registry's guard), the
+# copy takes over the original's node id: above what its holder promised
+$registry->poll_query_until('postgres',
+	q{SELECT bool_and(expires_at + interval '3 s' < now()) FROM idgen.node_lease})
+  or die 'leases did not run out';
+# (its generator then runs ahead of its clock, 40 s behind, up to that
+# promise: the previous holder's lease time and max_lead past its clock)
+copy_datadir($saved, $auto->data_dir);
+$auto->append_conf('postgresql.conf', "idgen.max_lead = '4min'\n");
+start_node($auto);
+my $a4 = draw_leased($auto, 20000);
+is(scalar(repeated(\@auto_ids, $a4)), 0,
+	"'auto': the copy started after every lease ran out repeats no ID");
+$auto->stop;
+$registry->stop;
+
+done_testing();

@@ -1,0 +1,223 @@
+# Every client example of docs/clients.md runs as shown, against a test
+# server: each block marked <!-- client: NAME --> is written to a file and
+# run with its language's Debian package (psycopg 3, SQLAlchemy 2, Django,
+# pgJDBC, node-postgres).  Asserts: the rows were inserted, the IDs the
+# client printed are exactly the table's, each carries the server's node
+# id; Django's key column has the snowflake default and no sequence left;
+# node-postgres keeps IDs above 2^53 exact as strings and in JSON as text,
+# and the parseInt pitfall rounds an ID so that a lookup finds no row.  A
+# client whose package is missing is skipped with a line.
+use strict;
+use warnings;
+use File::Path qw(make_path);
+use IPC::Run;
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+use IdgenTest;
+
+# The examples, by name: { lang, code }
+my %block;
+{
+	my @lines = split /\n/, slurp_file(repo_file('docs/clients.md'));
+	for (my $i = 0; $i < @lines; $i++)
+	{
+		next unless $lines[$i] =~ /^<!--\s*client:\s*(\S+)\s*-->\s*$/;
+		my $name = $1;
+		$lines[ $i + 1 ] =~ /^```(\w+)$/ or die "docs/clients.md: no code block after client $name";
+		my $lang = $1;
+		my @code;
+		for ($i += 2; $lines[$i] ne '```'; $i++) { push @code, $lines[$i]; }
+		$block{$name} = { lang => $lang, code => join("\n", @code) . "\n" };
+	}
+}
+is(join(',', sort keys %block),
+	'django,django-migration,django-model,jdbc,node,node-pitfall,psycopg,sqlalchemy',
+	'docs/clients.md has its client examples');
+
+my $node = idgen_node('clients', node_id => 5, conf => "listen_addresses = '127.0.0.1'\n");
+$node->start;
+$node->safe_psql('postgres', 'CREATE EXTENSION idgen;');
+wait_ready($node);
+
+my $dir = $PostgreSQL::Test::Utils::tmp_check . '/clients';
+make_path($dir);
+my $user = getpwuid($<);
+local $ENV{PGHOST} = $node->host;
+local $ENV{PGPORT} = $node->port;
+local $ENV{PGDATABASE} = 'postgres';
+local $ENV{PGUSER} = $user;
+local $ENV{JDBC_URL} = 'jdbc:postgresql://127.0.0.1:' . $node->port . "/postgres?user=$user";
+
+# Run a command; returns (ok, stdout, stderr)
+sub run_cmd
+{
+	my ($cmd, %opt) = @_;
+	my ($out, $err) = ('', '');
+	local %ENV = (%ENV, %{ $opt{env} // {} });
+	# a missing program makes IPC::Run die: that is a failure too
+	my $ok = eval { IPC::Run::run($cmd, '<', \'', '>', \$out, '2>', \$err) };
+	$err .= $@ unless $ok;
+	return ($ok, $out, $err);
+}
+
+sub write_file
+{
+	my ($path, $text) = @_;
+	open my $fh, '>', $path or die "$path: $!";
+	print $fh $text;
+	close $fh;
+	return $path;
+}
+
+# Whether a command succeeds (a package is usable)
+sub works
+{
+	my ($ok) = run_cmd(@_);
+	return $ok;
+}
+
+# The "id N" lines of a client's output
+sub printed_ids
+{
+	my ($out) = @_;
+	return [ $out =~ /^id (\d+)\b/mg ];
+}
+
+# The client printed exactly the table's IDs, each of node 5
+sub check_ids
+{
+	my ($what, $table, $ids, $want) = @_;
+	is(scalar(@$ids), $want, "$what: printed $want IDs");
+	is($node->safe_psql('postgres', "SELECT string_agg(id::text, ',' ORDER BY id) FROM $table"),
+		join(',', sort { $a <=> $b } @$ids),
+		"$what: the IDs it got back are the rows of $table");
+	is($node->safe_psql('postgres',
+			"SELECT count(*) FROM $table t, idgen.id_decode(t.id) d WHERE d.node_id <> 5"),
+		'0', "$what: every ID is a snowflake ID of this server");
+	return;
+}
+
+# The reason a client is skipped, also shown where test/run.sh prints it
+sub why
+{
+	my ($reason) = @_;
+	diag("skipped: $reason");
+	return $reason;
+}
+
+my $py = 'python3';
+my $have_python = works([ $py, '-c', 'pass' ]);
+
+SKIP:
+{
+	skip why('psycopg: python3-psycopg is not installed'), 4
+	  unless $have_python && works([ $py, '-c', 'import psycopg' ]);
+	my ($ok, $out, $err) = run_cmd([ $py, write_file("$dir/psycopg_example.py", $block{psycopg}{code}) ]);
+	ok($ok, 'psycopg example runs') or diag($err);
+	check_ids('psycopg', 'py_orders', printed_ids($out), 5);
+}
+
+SKIP:
+{
+	my $v = $have_python && works([ $py, '-c', 'import psycopg, sqlalchemy' ])
+	  ? (run_cmd([ $py, '-c', 'import sqlalchemy; print(sqlalchemy.__version__)' ]))[1] : '';
+	chomp $v;
+	skip why('SQLAlchemy: python3-sqlalchemy or python3-psycopg is not installed'), 4 if $v eq '';
+	skip why("SQLAlchemy $v has no psycopg 3 dialect (2.0 and later)"), 4 unless $v =~ /^(\d+)/ && $1 >= 2;
+	my ($ok, $out, $err) = run_cmd([ $py, write_file("$dir/sqlalchemy_example.py", $block{sqlalchemy}{code}) ]);
+	ok($ok, "SQLAlchemy $v example runs") or diag($err);
+	check_ids('SQLAlchemy', 'sa_orders', printed_ids($out), 2);
+}
+
+SKIP:
+{
+	my $v = $have_python && works([ $py, '-c', 'import psycopg, django' ])
+	  ? (run_cmd([ $py, '-c', 'import django; print(django.get_version())' ]))[1] : '';
+	chomp $v;
+	skip why('Django: python3-django or python3-psycopg is not installed'), 8 if $v eq '';
+	skip why("Django $v does not use psycopg 3 (4.2 and later)"), 8
+	  unless $v =~ /^(\d+)\.(\d+)/ && ($1 > 4 || ($1 == 4 && $2 >= 2));
+	my $proj = "$dir/django";
+	make_path("$proj/shop/migrations");
+	write_file("$proj/settings.py", q{
+import os
+SECRET_KEY = "test"
+USE_TZ = True
+INSTALLED_APPS = ["shop"]
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+DATABASES = {"default": {
+    "ENGINE": "django.db.backends.postgresql",
+    "NAME": os.environ["PGDATABASE"], "HOST": os.environ["PGHOST"],
+    "PORT": os.environ["PGPORT"], "USER": os.environ["PGUSER"]}}
+});
+	write_file("$proj/shop/__init__.py", '');
+	write_file("$proj/shop/migrations/__init__.py", '');
+	write_file("$proj/shop/models.py", $block{'django-model'}{code});
+	my %env = (env => { DJANGO_SETTINGS_MODULE => 'settings', PYTHONPATH => $proj });
+	my ($ok, $out, $err) = run_cmd([ $py, '-m', 'django', 'makemigrations', 'shop' ], %env);
+	ok($ok && -e "$proj/shop/migrations/0001_initial.py", "Django $v: makemigrations wrote 0001_initial")
+	  or diag($out . $err);
+	write_file("$proj/shop/migrations/0002_snowflake_ids.py", $block{'django-migration'}{code});
+	($ok, $out, $err) = run_cmd([ $py, '-m', 'django', 'migrate', 'shop' ], %env);
+	ok($ok, 'Django: migrate applies 0001 and 0002 (adopt_column)') or diag($out . $err);
+	is($node->safe_psql('postgres', q{
+			SELECT pg_get_expr(d.adbin, d.adrelid) FROM pg_attrdef d
+			JOIN pg_attribute a ON a.attrelid = d.adrelid AND a.attnum = d.adnum
+			WHERE d.adrelid = 'shop_order'::regclass AND a.attname = 'id'}),
+		'idgen.snowflake_nextval()', 'Django: the key column defaults to snowflake_nextval()');
+	is($node->safe_psql('postgres', q{
+			SELECT count(*) FROM pg_depend WHERE refobjid = 'shop_order'::regclass
+			AND classid = 'pg_class'::regclass
+			AND objid IN (SELECT oid FROM pg_class WHERE relkind = 'S')}),
+		'0', 'Django: no sequence of the table is left');
+	my $script = write_file("$proj/use_orders.py",
+		"import django\ndjango.setup()\n" . $block{django}{code});
+	($ok, $out, $err) = run_cmd([ $py, $script ], %env);
+	ok($ok, 'Django example runs') or diag($err);
+	check_ids('Django', 'shop_order', printed_ids($out), 2);
+}
+
+SKIP:
+{
+	my $jar = '/usr/share/java/postgresql.jar';
+	skip why('pgJDBC: libpostgresql-jdbc-java is not installed'), 5 unless -e $jar;
+	skip why('pgJDBC: no javac (default-jdk-headless)'), 5 unless works([ 'javac', '-version' ]);
+	my $jdir = "$dir/jdbc";
+	make_path($jdir);
+	my $src = write_file("$jdir/Orders.java", $block{jdbc}{code});
+	my ($ok, $out, $err) = run_cmd([ 'javac', '-d', $jdir, $src ]);
+	ok($ok, 'pgJDBC example compiles') or diag($err);
+	($ok, $out, $err) = run_cmd([ 'java', '-cp', "$jdir:$jar", 'Orders' ]);
+	ok($ok, 'pgJDBC example runs (getGeneratedKeys)') or diag($err);
+	check_ids('pgJDBC', 'j_orders', printed_ids($out), 2);
+}
+
+SKIP:
+{
+	my $nodejs = works([ 'node', '-e', '1' ]) ? 'node' : works([ 'nodejs', '-e', '1' ]) ? 'nodejs' : undef;
+	skip why('node-postgres: nodejs is not installed'), 12 unless $nodejs;
+	skip why('node-postgres: node-pg is not installed'), 12 unless works([ $nodejs, '-e', "require('pg')" ]);
+	my ($ok, $out, $err) = run_cmd([ $nodejs, write_file("$dir/node_example.js", $block{node}{code}) ]);
+	ok($ok, 'node-postgres example runs') or diag($err);
+	my @lines = $out =~ /^id (\d+) (\S+) (\S+) (\S+)$/mg;
+	is(scalar(@lines), 8, 'node-postgres: two IDs printed') or diag($out);
+	is(join(',', @lines[1, 2, 3, 5, 6, 7]), 'string,true,alice,string,true,bob',
+		'node-postgres: IDs come as strings, above 2^53, and find their rows');
+	check_ids('node-postgres', 'js_orders', [ @lines[0, 4] ], 2);
+	my $first = $node->safe_psql('postgres', 'SELECT min(id) FROM js_orders');
+	like($out, qr/^json string $first$/m, 'node-postgres: an ID in JSON as text stays exact');
+
+	($ok, $out, $err) = run_cmd([ $nodejs, write_file("$dir/node_pitfall.js", $block{'node-pitfall'}{code}) ]);
+	ok($ok, 'node-postgres pitfall example runs') or diag($err);
+	my ($exact) = $out =~ /^exact (\d+)$/m;
+	is($node->safe_psql('postgres', "SELECT customer FROM js_orders WHERE id = $exact"),
+		'carol', "the pitfall's row exists with its exact ID $exact");
+	like($out, qr/^parseInt \S+ false$/m, 'setTypeParser(20, parseInt) rounds the ID');
+	like($out, qr/^json \S+ false$/m, 'an ID in JSON as a number is rounded too');
+	like($out, qr/^rows found with the parsed ID 0$/m, 'a lookup with the rounded ID finds no row')
+	  or diag($out);
+}
+
+$node->stop;
+done_testing();
