@@ -54,10 +54,13 @@
  *					plain; the postmaster at start only, read-only after.
  *	file_until_us	pg_atomic; the postmaster at start, then the idgen
  *					worker (a standby's too); read by snowflake_status.
- *	wall_tick, clock_back, clock_waits, reserve_waits
- *					pg_atomic statistics; any caller.  note_wall_tick's
- *					read-then-write may lose a count of clock_back when two
- *					callers race: it is a statistic.
+ *	wall_tick		pg_atomic; any caller, by compare-and-swap only, with a
+ *					clock reading taken after the value it replaces was read
+ *					(note_wall_tick), so a decrease is a real clock step.
+ *	clock_back		pg_atomic; added to by the caller whose swap of
+ *					wall_tick went down: one count per real step.
+ *	clock_waits, reserve_waits
+ *					pg_atomic statistics; any caller.
  *	counters[n]		pg_atomic, one cache line each; slot n is written by the
  *					process with pgprocno n only (a read and a write, no
  *					read-modify-write needed), summed by snowflake_status.
