@@ -152,6 +152,14 @@
  *					idgen worker, read by callers and the remote worker.
  *	cv				broadcast by the idgen worker each time it has looked.
  *
+ * "idgen currval" (currval.c): one slot per PGPROC, for the backend using it
+ *	mutex			spinlock protecting leader_pid, written and draws: a
+ *					parallel worker merges its draws into its leader's slot
+ *					when it exits; the leader takes them in and empties it.
+ *	pending			pg_atomic; set by a worker after it wrote the slot,
+ *					cleared by the leader under mutex; read by the leader
+ *					without it before each draw.
+ *
  * Everything else is process-local.  The durable state behind the shared
  * memory (the state file idgen.state, the tables) is described in
  * snowflake_state.c and segment_alloc.c.

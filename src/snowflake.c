@@ -38,6 +38,7 @@
 
 #include "clock.h"
 #include "citus.h"
+#include "currval.h"
 #include "idgen.h"
 #include "snowflake.h"
 #include "worker.h"
@@ -239,10 +240,6 @@ idgen_snowflake_wait(int64 want_ms, int64 deadline, ConditionVariable *cv,
 	CHECK_FOR_INTERRUPTS();
 	return true;
 }
-
-/* The last ID this process drew, for idgen.snowflake_currval() */
-static int64 snowflake_last_id = 0;
-static bool snowflake_have_last = false;
 
 /*
  * How many ticks an ID's tick may be ahead of the wall clock's: idgen.max_lead
@@ -633,17 +630,12 @@ issued:
 
 		pg_atomic_write_u64(c, pg_atomic_read_u64(c) + 1);
 	}
-	snowflake_last_id = (int64) idgen_compose(l, ntick, (uint64) node, idseq);
-	snowflake_have_last = true;
-	return snowflake_last_id;
-}
+	{
+		int64		id = (int64) idgen_compose(l, ntick, (uint64) node, idseq);
 
-/* The last ID this session drew (idgen_snowflake_next); false if none */
-bool
-idgen_snowflake_last(int64 *id)
-{
-	*id = snowflake_last_id;
-	return snowflake_have_last;
+		idgen_currval_note_snowflake(id);
+		return id;
+	}
 }
 
 /* Tick of the last ID issued */
