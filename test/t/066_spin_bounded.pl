@@ -1,4 +1,4 @@
-# 061_spin_bounded.pl
+# 066_spin_bounded.pl
 #	Every wait for the clock is bounded (issue 22, point 4), and a server
 #	with fsync = off says that the high-water mark is not durable (point 6).
 #

@@ -1,4 +1,4 @@
-# 075_pgbouncer_currval.pl
+# 079_pgbouncer_currval.pl
 #	currval behind a pooler (issue 22, point 5): pgbouncer in transaction
 #	mode resets each server connection with DISCARD ALL, which forgets
 #	snowflake_currval() and segment_currval() as it forgets currval().
