@@ -88,12 +88,24 @@ my $h = IPC::Run::start(
 	'<', \undef, '>', \$out, '2>', \$err);
 
 # While it runs, a backend drawing IDs reports a wait event (the wait for
-# the next tick, on the CPU); sampled until seen
-ok( $node->poll_query_until(
-		'postgres', qq{
-SELECT count(*) > 0 FROM pg_stat_activity
-WHERE state = 'active' AND query LIKE '%$tag%' AND query NOT LIKE '%pg_stat_activity%'
-  AND wait_event_type = 'Extension'}),
+# the next tick, on the CPU).  Sampled many times per query, each sample
+# with a fresh view of pg_stat_activity, until seen.
+$node->safe_psql(
+	'postgres', q{
+CREATE FUNCTION seen_tick_wait(tag text) RETURNS boolean LANGUAGE plpgsql AS $$
+BEGIN
+  FOR i IN 1..5000 LOOP
+    PERFORM pg_stat_clear_snapshot();
+    IF EXISTS (SELECT FROM pg_stat_activity
+               WHERE state = 'active' AND wait_event_type = 'Extension'
+                 AND query LIKE '%' || tag || '%'
+                 AND query NOT LIKE '%seen_tick_wait%') THEN
+      RETURN true;
+    END IF;
+  END LOOP;
+  RETURN false;
+END $$});
+ok($node->poll_query_until('postgres', "SELECT seen_tick_wait('$tag')"),
 	'a backend waiting for the next tick reports a wait event');
 
 # Step back one hour while the long query draws
