@@ -539,7 +539,8 @@ COMMENT ON FUNCTION idgen.id_interval(interval, text) IS
 -- stale row of a tag at the largest bigint no longer overflows in its own
 -- detail; segment_export_leaf checks the tag as segment_nextval does (22023
 -- empty, 42622 longer than 128 bytes); node_lease_acquire refuses a NULL
--- namespace or instance (22004) and one longer than 128 bytes (42622).
+-- namespace or instance (22004) and a namespace longer than 128 bytes
+-- (42622).
 -- Bodies otherwise as before, node_lease_acquire's as the serving bounds
 -- section above left it (src/idgen.sql has the same text).
 CREATE OR REPLACE FUNCTION idgen.segment_import_leaf(biz_tag text, max_id bigint,
@@ -654,11 +655,11 @@ BEGIN
         RAISE EXCEPTION 'node lease namespace and instance cannot be null'
             USING ERRCODE = 'null_value_not_allowed';
     END IF;
-    IF octet_length(lease_namespace) > 128 OR octet_length(lease_instance) > 128 THEN
-        RAISE EXCEPTION 'node lease namespace or instance is too long'
+    IF octet_length(lease_namespace) > 128 THEN
+        RAISE EXCEPTION 'node lease namespace is too long'
             USING ERRCODE = 'name_too_long',
-                  DETAIL = format('A namespace and an instance name have at most 128 bytes; these have %s and %s.',
-                                  octet_length(lease_namespace), octet_length(lease_instance));
+                  DETAIL = format('A namespace has at most 128 bytes; this one has %s.',
+                                  octet_length(lease_namespace));
     END IF;
     -- One acquisition at a time in a namespace; renewals are not blocked
     INSERT INTO idgen.node_lease_lock AS k (namespace)

@@ -65,7 +65,7 @@ SELECT * FROM idgen.segment_export_leaf(repeat('x', 128));
 SELECT * FROM idgen.node_lease_acquire(NULL, 'i', 1023, 30000, 0, 0);
 SELECT * FROM idgen.node_lease_acquire('default', NULL, 1023, 30000, 0, 0);
 SELECT * FROM idgen.node_lease_acquire(repeat('n', 1000000), 'i', 1023, 30000, 0, 0);
-SELECT * FROM idgen.node_lease_acquire('default', repeat('i', 129), 1023, 30000, 0, 0);
+SELECT * FROM idgen.node_lease_acquire(repeat('n', 129), 'i', 1023, 30000, 0, 0);
 
 -- The friendly form in a zone reads local times as CosId does (Java's
 -- ZonedDateTime.of).  A repeated hour (America/New_York, 2020-11-01 01:00

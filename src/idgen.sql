@@ -631,11 +631,11 @@ BEGIN
         RAISE EXCEPTION 'node lease namespace and instance cannot be null'
             USING ERRCODE = 'null_value_not_allowed';
     END IF;
-    IF octet_length(lease_namespace) > 128 OR octet_length(lease_instance) > 128 THEN
-        RAISE EXCEPTION 'node lease namespace or instance is too long'
+    IF octet_length(lease_namespace) > 128 THEN
+        RAISE EXCEPTION 'node lease namespace is too long'
             USING ERRCODE = 'name_too_long',
-                  DETAIL = format('A namespace and an instance name have at most 128 bytes; these have %s and %s.',
-                                  octet_length(lease_namespace), octet_length(lease_instance));
+                  DETAIL = format('A namespace has at most 128 bytes; this one has %s.',
+                                  octet_length(lease_namespace));
     END IF;
     -- One acquisition at a time in a namespace; renewals are not blocked
     INSERT INTO idgen.node_lease_lock AS k (namespace)
