@@ -533,3 +533,188 @@ COMMENT ON FUNCTION idgen.id_interval(interval, text) IS
     'ID width of a duration under the layout (a whole number of ticks, no months): a partition interval';
 
 -- END partitions
+
+-- BEGIN bad input
+-- Issue 22: arguments checked before use.  segment_import_leaf's error for a
+-- stale row of a tag at the largest bigint no longer overflows in its own
+-- detail; segment_export_leaf checks the tag as segment_nextval does (22023
+-- empty, 42622 longer than 128 bytes); node_lease_acquire refuses a NULL
+-- namespace or instance (22004) and a namespace longer than 128 bytes
+-- (42622).
+-- Bodies otherwise as before, node_lease_acquire's as the serving bounds
+-- section above left it (src/idgen.sql has the same text).
+CREATE OR REPLACE FUNCTION idgen.segment_import_leaf(biz_tag text, max_id bigint,
+    step int, description text DEFAULT NULL) RETURNS void
+    LANGUAGE plpgsql
+    SECURITY DEFINER
+    SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    cur bigint;
+BEGIN
+    IF segment_import_leaf.biz_tag IS NULL OR segment_import_leaf.max_id IS NULL
+       OR segment_import_leaf.step IS NULL THEN
+        RAISE EXCEPTION 'biz_tag, max_id and step of a Leaf row cannot be null'
+            USING ERRCODE = 'null_value_not_allowed';
+    END IF;
+    IF segment_import_leaf.max_id < 1 THEN
+        RAISE EXCEPTION 'Leaf max_id % of segment tag "%" is out of range',
+                segment_import_leaf.max_id, segment_import_leaf.biz_tag
+            USING ERRCODE = 'invalid_parameter_value',
+                  DETAIL = 'Leaf''s max_id is the next ID it would hand out, at least 1.';
+    END IF;
+    SELECT a.max_id INTO cur
+    FROM idgen.segment_alloc a WHERE a.biz_tag = segment_import_leaf.biz_tag
+    FOR UPDATE;
+    IF NOT FOUND THEN
+        -- Leaf hands out max_id next: that is the tag's start
+        PERFORM idgen.segment_create(segment_import_leaf.biz_tag,
+                                     segment_import_leaf.max_id,
+                                     segment_import_leaf.step,
+                                     segment_import_leaf.description);
+        RETURN;
+    END IF;
+    IF segment_import_leaf.max_id - 1 < cur THEN
+        RAISE EXCEPTION 'cannot import Leaf max_id % of segment tag "%"',
+                segment_import_leaf.max_id, segment_import_leaf.biz_tag
+            USING ERRCODE = 'invalid_parameter_value',
+                  DETAIL = format('idgen has allocated IDs up to %s for the tag, so Leaf''s next ID must be %s or more.', cur, cur::numeric + 1),
+                  HINT = 'Import the tag''s current leaf_alloc row.';
+    END IF;
+    PERFORM idgen.segment_alter(segment_import_leaf.biz_tag,
+                                segment_import_leaf.step,
+                                segment_import_leaf.description,
+                                CASE WHEN segment_import_leaf.max_id - 1 > cur
+                                     THEN segment_import_leaf.max_id - 1 END);
+END
+$$;
+
+CREATE OR REPLACE FUNCTION idgen.segment_export_leaf(tag text, drop_tag boolean DEFAULT true,
+    OUT biz_tag text, OUT max_id bigint, OUT step int, OUT description text,
+    OUT update_time timestamptz)
+    LANGUAGE plpgsql
+    SECURITY DEFINER
+    SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    r record;
+BEGIN
+    IF tag IS NULL OR drop_tag IS NULL THEN
+        RAISE EXCEPTION 'segment tag and drop_tag cannot be null'
+            USING ERRCODE = 'null_value_not_allowed';
+    END IF;
+    IF octet_length(tag) > 128 THEN
+        RAISE EXCEPTION 'segment tag is too long'
+            USING ERRCODE = 'name_too_long',
+                  DETAIL = format('A segment tag has at most 128 bytes; this one has %s.', octet_length(tag));
+    END IF;
+    IF tag = '' THEN
+        RAISE EXCEPTION 'segment tag cannot be empty'
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    SELECT a.biz_tag, a.max_id, a.step, a.description INTO r
+    FROM idgen.segment_alloc a WHERE a.biz_tag = tag FOR UPDATE;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION 'segment tag "%" does not exist', tag
+            USING ERRCODE = 'undefined_object';
+    END IF;
+    IF r.max_id = 9223372036854775807 THEN
+        RAISE EXCEPTION 'cannot export segment tag "%" to Leaf', tag
+            USING ERRCODE = 'numeric_value_out_of_range',
+                  DETAIL = 'Every bigint of the tag has been allocated; Leaf''s next ID would not fit a bigint.';
+    END IF;
+    -- Dropping forgets the tag's buffered IDs and keeps its tombstone, so
+    -- idgen hands out no more of it and never re-creates it below max_id
+    IF drop_tag THEN
+        PERFORM idgen.segment_drop(tag);
+    END IF;
+    biz_tag := r.biz_tag;
+    max_id := r.max_id + 1;
+    step := r.step;
+    description := r.description;
+    update_time := now();
+END
+$$;
+
+CREATE OR REPLACE FUNCTION idgen.node_lease_acquire(lease_namespace text,
+    lease_instance text, max_node int, lease_ms int, guard_ms int,
+    promise_tick bigint,
+    OUT leased_node int, OUT previous_instance text,
+    OUT previous_last_tick bigint)
+    LANGUAGE plpgsql
+    SECURITY DEFINER
+    SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    r record;
+    guard interval := (SELECT s.node_lease_guard FROM idgen.serving_settings() s);
+    lease interval := greatest(coalesce(lease_ms, 0), 1000) * interval '1 ms';
+    top int := least(coalesce(max_node, -1), 1048574);
+BEGIN
+    IF lease_namespace IS NULL OR lease_instance IS NULL THEN
+        RAISE EXCEPTION 'node lease namespace and instance cannot be null'
+            USING ERRCODE = 'null_value_not_allowed';
+    END IF;
+    IF octet_length(lease_namespace) > 128 THEN
+        RAISE EXCEPTION 'node lease namespace is too long'
+            USING ERRCODE = 'name_too_long',
+                  DETAIL = format('A namespace has at most 128 bytes; this one has %s.',
+                                  octet_length(lease_namespace));
+    END IF;
+    -- One acquisition at a time in a namespace; renewals are not blocked
+    INSERT INTO idgen.node_lease_lock AS k (namespace)
+    VALUES (lease_namespace) ON CONFLICT DO NOTHING;
+    PERFORM FROM idgen.node_lease_lock k
+    WHERE k.namespace = lease_namespace FOR UPDATE;
+
+    SELECT l.node_id, l.instance, l.last_tick INTO r
+    FROM idgen.node_lease l
+    WHERE l.namespace = lease_namespace AND l.node_id <= top
+      AND (l.instance = lease_instance OR l.expires_at + guard < now())
+    ORDER BY l.instance = lease_instance DESC, l.node_id
+    LIMIT 1
+    FOR UPDATE;
+    IF FOUND THEN
+        UPDATE idgen.node_lease l
+        SET instance = lease_instance, heartbeat = now(),
+            expires_at = CASE WHEN l.instance = lease_instance
+                              THEN greatest(l.expires_at, now() + lease)
+                              ELSE now() + lease END,
+            last_tick = greatest(l.last_tick, promise_tick)
+        WHERE l.namespace = lease_namespace AND l.node_id = r.node_id;
+        leased_node := r.node_id;
+        previous_instance := r.instance;
+        previous_last_tick := r.last_tick;
+        RETURN;
+    END IF;
+
+    -- The lowest id never leased: 0, or one above a leased one
+    SELECT c.n INTO leased_node
+    FROM (SELECT 0 AS n
+          UNION ALL
+          SELECT l.node_id + 1 FROM idgen.node_lease l
+          WHERE l.namespace = lease_namespace) c
+    WHERE c.n <= top
+      AND NOT EXISTS (SELECT FROM idgen.node_lease l
+                      WHERE l.namespace = lease_namespace AND l.node_id = c.n)
+    ORDER BY c.n
+    LIMIT 1;
+    IF leased_node IS NOT NULL THEN
+        INSERT INTO idgen.node_lease
+            (namespace, node_id, instance, heartbeat, expires_at, last_tick)
+        VALUES (lease_namespace, leased_node, lease_instance, now(),
+                now() + lease, promise_tick);
+    END IF;
+END
+$$;
+
+-- id_make with the constant fields id_decode returned in extra (Vesta's
+-- method, type and version): the round trip of an ID of any method
+CREATE FUNCTION idgen.id_make(ts timestamptz, node_id bigint, sequence bigint,
+    layout text, extra jsonb) RETURNS bigint
+    AS 'MODULE_PATHNAME', 'id_make_extra'
+    LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION idgen.id_make(timestamptz, bigint, bigint, text, jsonb) IS
+    'ID of that time, node and sequence under a named layout, its constant fields (method, type, version) taken from extra as id_decode returns it';
+
+-- END bad input

@@ -115,8 +115,10 @@ SELECT idgen.id_from_friendly('20380812225440-6-136', 'cosid_safe_js_ms');
 \echo :LAST_ERROR_SQLSTATE
 SELECT idgen.id_from_friendly('20380812225440949-6-136', 'cosid_safe_js_ms', 'Mars/Olympus');
 \echo :LAST_ERROR_SQLSTATE
-SELECT idgen.id_from_friendly('20300310023000000-1-1', 'cosid_safe_js_ms', 'America/New_York');
-\echo :LAST_ERROR_SQLSTATE
+-- a local time the clocks skipped moves forward by the gap, as CosId's
+-- ZonedDateTime.of does (an error before 0.4.0): 02:30 is 03:30 EDT
+SELECT idgen.id_to_friendly(idgen.id_from_friendly('20300310023000000-1-1', 'cosid_safe_js_ms', 'America/New_York'),
+                            'cosid_safe_js_ms', 'America/New_York') AS skipped_moves_on;
 SELECT idgen.id_from_friendly('20380812225440949-8-136', 'cosid_safe_js_ms', 'Asia/Shanghai');
 \echo :LAST_ERROR_SQLSTATE
 SELECT idgen.id_from_friendly('20191224235959999-0-0', 'cosid_safe_js_ms', 'Asia/Shanghai');

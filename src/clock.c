@@ -10,6 +10,7 @@
 
 #include "miscadmin.h"
 #include "port/atomics.h"
+#include "utils/wait_event.h"
 
 #include "clock.h"
 
@@ -41,16 +42,41 @@ idgen_clock_monotonic_ms(void)
  * sleep or sched_yield() this short would hand the CPU to whatever else runs
  * for a scheduler slice, longer than the tick being waited for: at the
  * layout's full rate that loses a tick of IDs per wait.
+ *
+ * The wait is bounded: it gives up, returning false, when the monotonic
+ * clock passes deadline_ms, or when the wall clock steps back below where it
+ * was when the wait began (the tick would then be further away than a spin
+ * is for, perhaps by hours).  The caller decides what to do then.  The wait
+ * is reported as wait_event while it lasts.
  */
-void
-idgen_clock_spin_until(int64 until_us)
+bool
+idgen_clock_spin_until(int64 until_us, int64 deadline_ms, uint32 wait_event)
 {
+	int64		start_us = idgen_clock_now_us();
+	int64		now_us = start_us;
+	bool		reached = true;
 	int			i = 0;
 
-	while (idgen_clock_now_us() < until_us)
+	pgstat_report_wait_start(wait_event);
+	while (now_us < until_us)
 	{
+		if (now_us < start_us)
+		{
+			reached = false;
+			break;
+		}
 		pg_spin_delay();
 		if ((++i & 255) == 0)
+		{
 			CHECK_FOR_INTERRUPTS();
+			if (idgen_clock_monotonic_ms() >= deadline_ms)
+			{
+				reached = false;
+				break;
+			}
+		}
+		now_us = idgen_clock_now_us();
 	}
+	pgstat_report_wait_end();
+	return reached;
 }

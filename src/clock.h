@@ -20,7 +20,12 @@ extern int64 idgen_clock_monotonic_ms(void);
  */
 #define IDGEN_CLOCK_SPIN_US 1000
 
-/* Wait on the CPU until the wall clock reaches until_us; serves interrupts */
-extern void idgen_clock_spin_until(int64 until_us);
+/*
+ * Wait on the CPU until the wall clock reaches until_us; serves interrupts,
+ * reports wait_event.  False if the monotonic clock passed deadline_ms or
+ * the wall clock stepped back first.
+ */
+extern bool idgen_clock_spin_until(int64 until_us, int64 deadline_ms,
+								   uint32 wait_event);
 
 #endif							/* IDGEN_CLOCK_H */

@@ -216,6 +216,10 @@ idgen_friendly_encode_local(const IdgenLayout *l, int64_t id, int64_t offset_us,
 
 	if (!friendly_layout_ok(l, err))
 		return false;
+	if (id < 0)
+		return fail(err, RANGE,
+					"ID %" PRId64 " is negative, and no ID of layout \"%s\" is.",
+					id, l->name);
 	idgen_decompose(l, (uint64_t) id, &p);
 	if (idgen_compose(l, p.tick, p.node, p.seq) != (uint64_t) id)
 		return fail(err, RANGE,
@@ -373,7 +377,13 @@ idgen_friendly_compose(const IdgenLayout *l, const IdgenFriendlyText *t,
 					"The time is not the start of a tick of layout \"%s\", whose ticks are %" PRId64 " ms long.",
 					l->name, l->unit_us / US_PER_MS);
 	tick = delta / l->unit_us;
-	if ((uint64_t) tick > idgen_field_max(l->ts.bits))
+
+	/*
+	 * The layout's last tick: its field, but also a positive bigint (a
+	 * timestamp field reaching bit 63, as Discord's, would make the ID
+	 * negative) and a time before the year 10000
+	 */
+	if (tick > idgen_layout_ts_max(l))
 		return fail(err, RANGE,
 					"The time is past the last tick of layout \"%s\".", l->name);
 	if (t->node_big || t->node > idgen_field_max(l->node.bits))

@@ -105,6 +105,55 @@ zone_offset(FunctionCallInfo fcinfo, int n, int64 unix_us)
 	return local - utc;
 }
 
+/*
+ * The instant (Unix microseconds) of local time local_us in zone zone
+ * (argument n), as CosId reads its friendly form (Java's
+ * ZonedDateTime.of): a local time that occurs twice, when clocks moved
+ * back, is the earlier instant (the offset before the change); a local time
+ * the clocks skipped is moved forward by the length of the gap (the offset
+ * before the change, too).
+ *
+ * PostgreSQL's timestamp_zone does the latter already, but reads a repeated
+ * time with the offset after the change, the later instant.  So the offsets
+ * in force some time before that instant are tried: any offset o larger
+ * than PostgreSQL's for which local_us - o is an instant whose offset is o
+ * is an earlier reading of the same local time, and the largest such offset
+ * gives the earliest.  The distances looked back cover every change of
+ * offset of the tz database (at most a day, usually an hour).
+ */
+static int64
+local_to_utc(FunctionCallInfo fcinfo, int n, int64 local_us)
+{
+	static const int64 back_us[] = {
+		INT64CONST(900000000),	/* 15 min */
+		INT64CONST(1800000000),	/* 30 min */
+		INT64CONST(3600000000),	/* 1 h */
+		INT64CONST(7200000000),	/* 2 h */
+		INT64CONST(10800000000),	/* 3 h */
+		INT64CONST(86400000000)	/* 1 day */
+	};
+	Timestamp	local = local_us - UNIX_TO_PG_US;
+	TimestampTz utc;
+	int64		utc_us;
+	int64		offset;
+	int64		best;
+
+	utc = DatumGetTimestampTz(DirectFunctionCall2(timestamp_zone,
+												  PG_GETARG_DATUM(n),
+												  TimestampGetDatum(local)));
+	utc_us = utc + UNIX_TO_PG_US;
+	offset = local_us - utc_us;
+	best = offset;
+	for (int i = 0; i < lengthof(back_us); i++)
+	{
+		int64		o = zone_offset(fcinfo, n, utc_us - back_us[i]);
+
+		if (o > best && zone_offset(fcinfo, n, local_us - o) == o)
+			best = o;
+	}
+	return local_us - best;
+}
+
 PG_FUNCTION_INFO_V1(id_to_friendly);
 
 /*
@@ -123,14 +172,19 @@ id_to_friendly(PG_FUNCTION_ARGS)
 	int64		offset = 0;
 
 	l = friendly_layout(fcinfo, 1, &buf);
-	if (PG_NARGS() > 2 && id >= 0)
+	if (PG_NARGS() > 2)
 	{
 		IdgenParts p;
 
-		/* an ID the encoder refuses gets its error below */
+		/*
+		 * The zone is checked whatever the ID (an unknown zone is 22023);
+		 * an ID the encoder refuses gets its error below
+		 */
 		idgen_decompose(l, (uint64) id, &p);
-		if (l->unit_us > 0 && p.tick <= idgen_layout_ts_max(l))
+		if (id >= 0 && l->unit_us > 0 && p.tick <= idgen_layout_ts_max(l))
 			offset = zone_offset(fcinfo, 2, idgen_tick_start(l, p.tick));
+		else
+			(void) zone_offset(fcinfo, 2, l->epoch_us);
 	}
 	if (!idgen_friendly_encode_local(l, id, offset, out, sizeof(out), &err))
 		ereport(ERROR,
@@ -158,25 +212,13 @@ id_from_friendly(PG_FUNCTION_ARGS)
 	bool		ok;
 
 	l = friendly_layout(fcinfo, 1, &buf);
+	/* The zone is checked whatever the text (an unknown zone is 22023) */
+	if (PG_NARGS() > 2)
+		(void) zone_offset(fcinfo, 2, l->epoch_us);
 	ok = idgen_friendly_parse(l, VARDATA_ANY(t), VARSIZE_ANY_EXHDR(t), &parts,
 							  &err);
 	if (ok && PG_NARGS() > 2)
-	{
-		Timestamp	local = parts.local_us - UNIX_TO_PG_US;
-		TimestampTz utc;
-
-		utc = DatumGetTimestampTz(DirectFunctionCall2(timestamp_zone,
-													  PG_GETARG_DATUM(2),
-													  TimestampGetDatum(local)));
-		/* a local time skipped when clocks moved forward has no instant */
-		if (zone_offset(fcinfo, 2, utc + UNIX_TO_PG_US) != local - utc)
-			ereport(ERROR,
-					(errcode(ERRCODE_INVALID_TEXT_REPRESENTATION),
-					 errmsg("invalid friendly ID: \"%s\"", text_to_cstring(t)),
-					 errdetail("Its time does not exist in time zone \"%s\": the clocks skipped it.",
-							   text_to_cstring(PG_GETARG_TEXT_PP(2)))));
-		parts.local_us = utc + UNIX_TO_PG_US;
-	}
+		parts.local_us = local_to_utc(fcinfo, 2, parts.local_us);
 	if (ok)
 		ok = idgen_friendly_compose(l, &parts, parts.local_us, &id, &err);
 	if (!ok)

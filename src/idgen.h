@@ -54,10 +54,13 @@
  *					plain; the postmaster at start only, read-only after.
  *	file_until_us	pg_atomic; the postmaster at start, then the idgen
  *					worker (a standby's too); read by snowflake_status.
- *	wall_tick, clock_back, clock_waits, reserve_waits
- *					pg_atomic statistics; any caller.  note_wall_tick's
- *					read-then-write may lose a count of clock_back when two
- *					callers race: it is a statistic.
+ *	wall_tick		pg_atomic; any caller, by compare-and-swap only, with a
+ *					clock reading taken after the value it replaces was read
+ *					(note_wall_tick), so a decrease is a real clock step.
+ *	clock_back		pg_atomic; added to by the caller whose swap of
+ *					wall_tick went down: one count per real step.
+ *	clock_waits, reserve_waits
+ *					pg_atomic statistics; any caller.
  *	counters[n]		pg_atomic, one cache line each; slot n is written by the
  *					process with pgprocno n only (a read and a write, no
  *					read-modify-write needed), summed by snowflake_status.
@@ -148,6 +151,14 @@
  *					string on a Citus worker), why and hint: written by the
  *					idgen worker, read by callers and the remote worker.
  *	cv				broadcast by the idgen worker each time it has looked.
+ *
+ * "idgen currval" (currval.c): one slot per PGPROC, for the backend using it
+ *	mutex			spinlock protecting leader_pid, written and draws: a
+ *					parallel worker merges its draws into its leader's slot
+ *					when it exits; the leader takes them in and empties it.
+ *	pending			pg_atomic; set by a worker after it wrote the slot,
+ *					cleared by the leader under mutex; read by the leader
+ *					without it before each draw.
  *
  * Everything else is process-local.  The durable state behind the shared
  * memory (the state file idgen.state, the tables) is described in

@@ -118,6 +118,12 @@ COMMENT ON FUNCTION idgen.id_make(timestamptz, bigint, bigint) IS
     'Build an ID from its time, node and sequence under the server''s idgen.layout';
 COMMENT ON FUNCTION idgen.id_make(timestamptz, bigint, bigint, text) IS
     'Build an ID from its time, node and sequence under the given layout';
+CREATE FUNCTION idgen.id_make(ts timestamptz, node_id bigint, sequence bigint,
+    layout text, extra jsonb) RETURNS bigint
+    AS 'MODULE_PATHNAME', 'id_make_extra'
+    LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION idgen.id_make(timestamptz, bigint, bigint, text, jsonb) IS
+    'ID of that time, node and sequence under a named layout, its constant fields (method, type, version) taken from extra as id_decode returns it';
 
 -- END decode and make
 
@@ -487,7 +493,7 @@ BEGIN
         RAISE EXCEPTION 'cannot import Leaf max_id % of segment tag "%"',
                 segment_import_leaf.max_id, segment_import_leaf.biz_tag
             USING ERRCODE = 'invalid_parameter_value',
-                  DETAIL = format('idgen has allocated IDs up to %s for the tag, so Leaf''s next ID must be %s or more.', cur, cur + 1),
+                  DETAIL = format('idgen has allocated IDs up to %s for the tag, so Leaf''s next ID must be %s or more.', cur, cur::numeric + 1),
                   HINT = 'Import the tag''s current leaf_alloc row.';
     END IF;
     PERFORM idgen.segment_alter(segment_import_leaf.biz_tag,
@@ -514,6 +520,15 @@ BEGIN
     IF tag IS NULL OR drop_tag IS NULL THEN
         RAISE EXCEPTION 'segment tag and drop_tag cannot be null'
             USING ERRCODE = 'null_value_not_allowed';
+    END IF;
+    IF octet_length(tag) > 128 THEN
+        RAISE EXCEPTION 'segment tag is too long'
+            USING ERRCODE = 'name_too_long',
+                  DETAIL = format('A segment tag has at most 128 bytes; this one has %s.', octet_length(tag));
+    END IF;
+    IF tag = '' THEN
+        RAISE EXCEPTION 'segment tag cannot be empty'
+            USING ERRCODE = 'invalid_parameter_value';
     END IF;
     SELECT a.biz_tag, a.max_id, a.step, a.description INTO r
     FROM idgen.segment_alloc a WHERE a.biz_tag = tag FOR UPDATE;
@@ -612,6 +627,16 @@ DECLARE
     lease interval := greatest(coalesce(lease_ms, 0), 1000) * interval '1 ms';
     top int := least(coalesce(max_node, -1), 1048574);
 BEGIN
+    IF lease_namespace IS NULL OR lease_instance IS NULL THEN
+        RAISE EXCEPTION 'node lease namespace and instance cannot be null'
+            USING ERRCODE = 'null_value_not_allowed';
+    END IF;
+    IF octet_length(lease_namespace) > 128 THEN
+        RAISE EXCEPTION 'node lease namespace is too long'
+            USING ERRCODE = 'name_too_long',
+                  DETAIL = format('A namespace has at most 128 bytes; this one has %s.',
+                                  octet_length(lease_namespace));
+    END IF;
     -- One acquisition at a time in a namespace; renewals are not blocked
     INSERT INTO idgen.node_lease_lock AS k (namespace)
     VALUES (lease_namespace) ON CONFLICT DO NOTHING;

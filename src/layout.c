@@ -655,7 +655,14 @@ idgen_layout_ts_max(const IdgenLayout *l)
 {
 	uint64_t	m = idgen_field_max(l->ts.bits);
 	uint64_t	cap = ((uint64_t) INT64_MAX) >> l->ts.shift;
-	uint64_t	years = (uint64_t) ((IDGEN_MAX_UNIX_US - l->epoch_us) / l->unit_us) - 1;
+	int64_t		whole = (IDGEN_MAX_UNIX_US - l->epoch_us) / l->unit_us;
+
+	/*
+	 * Ticks that end before the year 10000, less one; tick 0 at least, as the
+	 * epoch itself is before it (parse_custom): an epoch within a tick of
+	 * the year 10000 must not wrap this around to a huge count
+	 */
+	uint64_t	years = whole > 1 ? (uint64_t) (whole - 1) : 0;
 
 	if (cap < m)
 		m = cap;

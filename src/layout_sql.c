@@ -13,6 +13,7 @@
 #include "lib/stringinfo.h"
 #include "utils/builtins.h"
 #include "utils/jsonb.h"
+#include "utils/numeric.h"
 #include "utils/timestamp.h"
 
 #include "idgen.h"
@@ -273,6 +274,78 @@ id_make(PG_FUNCTION_ARGS)
 	const IdgenLayout *l = layout_from_arg(fcinfo, 3, &buf);
 
 	PG_RETURN_INT64(make_checked(l, ts, node, seq));
+}
+
+/* The integer value of key name in jsonb extra; false if absent */
+static bool
+extra_int(Jsonb *extra, const char *name, int64 *v)
+{
+	JsonbValue	buf;
+	JsonbValue *jv;
+
+	jv = getKeyJsonValueFromContainer(&extra->root, name, strlen(name), &buf);
+	if (jv == NULL)
+		return false;
+	if (jv->type != jbvNumeric)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("\"%s\" of extra must be a number", name)));
+	*v = DatumGetInt64(DirectFunctionCall1(numeric_int8,
+										   NumericGetDatum(jv->val.numeric)));
+	return true;
+}
+
+PG_FUNCTION_INFO_V1(id_make_extra);
+
+/*
+ * SQL: idgen.id_make(ts, node_id, sequence, layout, extra jsonb): id_make
+ * under a named layout, the constant fields (Vesta's method, type, version)
+ * taken from extra where it has them, as id_decode returns it; so
+ * id_make(d.ts, d.node_id, d.sequence, layout, d.extra) of id_decode(id,
+ * layout) d gives id back.  A named part of the node in extra (Discord's
+ * worker and process) must agree with node_id.
+ */
+Datum
+id_make_extra(PG_FUNCTION_ARGS)
+{
+	Jsonb	   *extra = PG_GETARG_JSONB_P(4);
+	IdgenLayout buf;
+	const IdgenLayout *l = layout_from_arg(fcinfo, 3, &buf);
+	IdgenLayout with;
+	int64		node = PG_GETARG_INT64(1);
+	int64		v;
+
+	with = *l;
+	for (int i = 0; i < with.nconsts; i++)
+	{
+		IdgenField *f = &with.consts[i];
+
+		if (!extra_int(extra, f->name, &v))
+			continue;
+		if (v < 0 || v >= 64 || ((f->allowed >> v) & 1) == 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
+					 errmsg("%s " INT64_FORMAT " is out of range for layout \"%s\"",
+							f->name, v, l->name),
+					 errdetail("Layout \"%s\" only makes IDs whose %s is %s.",
+							   l->name, f->name, allowed_values(f))));
+		f->value = (uint64) v;
+	}
+	for (int i = 0; i < with.nparts; i++)
+	{
+		const IdgenField *f = &with.parts[i];
+
+		if (extra_int(extra, f->name, &v) && node >= 0 &&
+			(uint64) v != idgen_field_get(f, (uint64) node))
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("%s " INT64_FORMAT " of extra disagrees with node id " INT64_FORMAT,
+							f->name, v, node),
+					 errdetail("In layout \"%s\" the %s is part of the node id, whose %s is " UINT64_FORMAT ".",
+							   l->name, f->name, f->name, idgen_field_get(f, (uint64) node))));
+	}
+	PG_RETURN_INT64(make_checked(&with, PG_GETARG_TIMESTAMPTZ(0), node,
+								 PG_GETARG_INT64(2)));
 }
 
 PG_FUNCTION_INFO_V1(id_floor);

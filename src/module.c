@@ -32,6 +32,7 @@
 #include "utils/syscache.h"
 
 #include "citus.h"
+#include "currval.h"
 #include "idgen.h"
 #include "segment.h"
 #include "snowflake.h"
@@ -57,6 +58,7 @@ idgen_shmem_request(void)
 	RequestAddinShmemSpace(idgen_snowflake_lease_shmem_size());
 	RequestAddinShmemSpace(idgen_segment_server_shmem_size());
 	RequestAddinShmemSpace(idgen_citus_shmem_size());
+	RequestAddinShmemSpace(idgen_currval_shmem_size());
 	RequestNamedLWLockTranche("idgen segment", 1);
 }
 
@@ -73,6 +75,7 @@ idgen_shmem_startup(void)
 	idgen_snowflake_lease_shmem_init();
 	idgen_segment_server_shmem_init();
 	idgen_citus_shmem_init();
+	idgen_currval_shmem_init();
 	LWLockRelease(AddinShmemInitLock);
 }
 
@@ -162,6 +165,10 @@ database_to_free(Node *stmt)
  * it and make the statement fail.  The next segment call in the database
  * starts a new one.  Once a database is dropped, its kept tags go
  * (segment_keep.c).
+ *
+ * DISCARD ALL and DISCARD SEQUENCES, once they succeeded, also forget this
+ * session's snowflake_currval and segment_currval (currval.c), as they do
+ * a sequence's currval.
  */
 static void
 idgen_process_utility(PlannedStmt *pstmt, const char *queryString,
@@ -181,6 +188,13 @@ idgen_process_utility(PlannedStmt *pstmt, const char *queryString,
 								params, queryEnv, dest, qc);
 	if (OidIsValid(freed) && IsA(pstmt->utilityStmt, DropdbStmt))
 		idgen_segment_keep_forget(freed);
+	if (IsA(pstmt->utilityStmt, DiscardStmt))
+	{
+		DiscardMode target = ((DiscardStmt *) pstmt->utilityStmt)->target;
+
+		if (target == DISCARD_ALL || target == DISCARD_SEQUENCES)
+			idgen_currval_discard();
+	}
 }
 
 /*

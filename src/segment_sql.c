@@ -33,6 +33,7 @@
 #include "utils/hsearch.h"
 #include "utils/tuplestore.h"
 
+#include "currval.h"
 #include "idgen.h"
 #include "segment.h"
 
@@ -267,48 +268,8 @@ segment_drop(PG_FUNCTION_ARGS)
 	PG_RETURN_VOID();
 }
 
-/*
- * The last ID this session drew from each tag, for segment_currval: a
- * process-local hash, with the entry of the last tag used remembered so
- * that a run of calls for one tag costs a comparison, not a lookup.
- */
-typedef struct CurrvalTag
-{
-	char		tag[IDGEN_SEGMENT_TAG_MAX + 1];	/* hash key, zero-padded */
-	int			len;
-	int64		last_id;
-} CurrvalTag;
-
-static HTAB *currval_tags = NULL;
-static CurrvalTag *currval_last = NULL;
-
-/* Remember id as the last ID of tag p[0..len) */
-static void
-currval_note(const char *p, int len, int64 id)
-{
-	CurrvalTag *ct = currval_last;
-
-	if (ct == NULL || ct->len != len || memcmp(ct->tag, p, len) != 0)
-	{
-		char		key[IDGEN_SEGMENT_TAG_MAX + 1];
-
-		if (currval_tags == NULL)
-		{
-			HASHCTL		info;
-
-			info.keysize = IDGEN_SEGMENT_TAG_MAX + 1;
-			info.entrysize = sizeof(CurrvalTag);
-			currval_tags = hash_create("idgen segment currval", 64, &info,
-									   HASH_ELEM | HASH_BLOBS);
-		}
-		memset(key, 0, sizeof(key));
-		memcpy(key, p, len);	/* idgen_segment_next checked len */
-		ct = hash_search(currval_tags, key, HASH_ENTER, NULL);
-		ct->len = len;
-		currval_last = ct;
-	}
-	ct->last_id = id;
-}
+StaticAssertDecl(IDGEN_CURRVAL_TAG_MAX == IDGEN_SEGMENT_TAG_MAX,
+				 "currval.h and segment.h must agree on the longest tag");
 
 PG_FUNCTION_INFO_V1(segment_nextval);
 
@@ -330,7 +291,7 @@ segment_nextval(PG_FUNCTION_ARGS)
 	len = VARSIZE_ANY_EXHDR(t);
 
 	id = idgen_segment_next(p, len);
-	currval_note(p, len, id);
+	idgen_currval_note_segment(p, len, id);
 	PG_RETURN_INT64(id);
 }
 
@@ -344,30 +305,25 @@ Datum
 segment_currval(PG_FUNCTION_ARGS)
 {
 	text	   *t;
-	char		key[IDGEN_SEGMENT_TAG_MAX + 1];
-	int			len;
-	CurrvalTag *ct = NULL;
+	int64		id;
+	bool		lost;
 
 	if (PG_ARGISNULL(0))
 		ereport(ERROR,
 				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
 				 errmsg("segment tag cannot be null")));
 	t = PG_GETARG_TEXT_PP(0);
-	len = VARSIZE_ANY_EXHDR(t);
-	if (len <= IDGEN_SEGMENT_TAG_MAX && currval_tags != NULL)
-	{
-		memset(key, 0, sizeof(key));
-		memcpy(key, VARDATA_ANY(t), len);
-		ct = hash_search(currval_tags, key, HASH_FIND, NULL);
-	}
-	if (ct == NULL)
+	if (!idgen_currval_segment(VARDATA_ANY(t), VARSIZE_ANY_EXHDR(t), &id, &lost))
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("segment_currval of tag \"%s\" is not yet defined in this session",
 						text_to_cstring(t)),
+				 lost ?
+				 errdetail("Parallel workers of an earlier statement drew IDs from more than %d segment tags, more than they can report to their leader.",
+						   IDGEN_CURRVAL_WORKER_TAGS) : 0,
 				 errhint("Call idgen.segment_nextval('%s') first in this session.",
 						 text_to_cstring(t))));
-	PG_RETURN_INT64(ct->last_id);
+	PG_RETURN_INT64(id);
 }
 
 PG_FUNCTION_INFO_V1(segment_status_fn);

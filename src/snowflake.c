@@ -38,6 +38,7 @@
 
 #include "clock.h"
 #include "citus.h"
+#include "currval.h"
 #include "idgen.h"
 #include "snowflake.h"
 #include "worker.h"
@@ -96,7 +97,17 @@ idgen_snowflake_shmem_init(void)
 	}
 }
 
-/* Note the wall clock tick; count a step back */
+/*
+ * Note the wall clock tick; count a step back.  wall_tick holds a clock
+ * reading, and each value replacing it is a reading taken after that value
+ * was read from wall_tick (the caller's now_tick may be older: it only
+ * tells whether anything changed), installed by compare-and-swap.  So the
+ * values wall_tick takes are clock readings in the order they were made,
+ * and a value below the one before is a real step back of the clock,
+ * counted once, by the call whose swap installed it.  A caller that merely
+ * read the clock before another one (and was slower to get here) counts
+ * nothing.
+ */
 static void
 note_wall_tick(int64 now_tick)
 {
@@ -104,9 +115,21 @@ note_wall_tick(int64 now_tick)
 
 	if ((uint64) now_tick == seen)
 		return;
-	if ((uint64) now_tick < seen)
-		pg_atomic_fetch_add_u64(&idgen_snowflake->clock_back, 1);
-	pg_atomic_write_u64(&idgen_snowflake->wall_tick, (uint64) now_tick);
+	for (;;)
+	{
+		int64		fresh = idgen_tick_of(&idgen_layout, idgen_clock_now_us());
+
+		if (fresh < 0 || (uint64) fresh == seen)
+			return;
+		if (pg_atomic_compare_exchange_u64(&idgen_snowflake->wall_tick, &seen,
+										   (uint64) fresh))
+		{
+			if ((uint64) fresh < seen)
+				pg_atomic_fetch_add_u64(&idgen_snowflake->clock_back, 1);
+			return;
+		}
+		/* seen now holds the newer value; read the clock again after it */
+	}
 }
 
 /*
@@ -217,10 +240,6 @@ idgen_snowflake_wait(int64 want_ms, int64 deadline, ConditionVariable *cv,
 	CHECK_FOR_INTERRUPTS();
 	return true;
 }
-
-/* The last ID this process drew, for idgen.snowflake_currval() */
-static int64 snowflake_last_id = 0;
-static bool snowflake_have_last = false;
 
 /*
  * How many ticks an ID's tick may be ahead of the wall clock's: idgen.max_lead
@@ -421,8 +440,15 @@ idgen_snowflake_next(int gene_bits, uint64 gene)
 				usable = until_us - now_us <= IDGEN_CLOCK_SPIN_US && vt <= tmax;
 				if (usable)
 				{
+					/*
+					 * The loop below goes on with the same deadline if the
+					 * spin gives up (a clock step back): v is skipped
+					 */
 					pg_atomic_fetch_add_u64(&idgen_snowflake->clock_waits, 1);
-					idgen_clock_spin_until(until_us);
+					waited_clock = true;
+					clock_deadline = idgen_clock_monotonic_ms() + idgen_clock_wait_ms;
+					usable = idgen_clock_spin_until(until_us, clock_deadline,
+													idgen_wait_event(IDGEN_WAIT_CLOCK));
 					now_tick = vt - lead_max;
 				}
 			}
@@ -507,7 +533,13 @@ idgen_snowflake_next(int gene_bits, uint64 gene)
 			if (need_us <= IDGEN_CLOCK_SPIN_US &&
 				idgen_clock_monotonic_ms() < clock_deadline)
 			{
-				idgen_clock_spin_until(now_us + need_us);
+				/*
+				 * Whether the clock came or the spin gave up (a step back,
+				 * the deadline), look again: the error below comes from
+				 * the clock's new reading or the passed deadline
+				 */
+				(void) idgen_clock_spin_until(now_us + need_us, clock_deadline,
+											  idgen_wait_event(IDGEN_WAIT_CLOCK));
 				old = pg_atomic_read_u64(&idgen_snowflake->state);
 				continue;
 			}
@@ -598,17 +630,12 @@ issued:
 
 		pg_atomic_write_u64(c, pg_atomic_read_u64(c) + 1);
 	}
-	snowflake_last_id = (int64) idgen_compose(l, ntick, (uint64) node, idseq);
-	snowflake_have_last = true;
-	return snowflake_last_id;
-}
+	{
+		int64		id = (int64) idgen_compose(l, ntick, (uint64) node, idseq);
 
-/* The last ID this session drew (idgen_snowflake_next); false if none */
-bool
-idgen_snowflake_last(int64 *id)
-{
-	*id = snowflake_last_id;
-	return snowflake_have_last;
+		idgen_currval_note_snowflake(id);
+		return id;
+	}
 }
 
 /* Tick of the last ID issued */

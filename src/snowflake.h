@@ -99,9 +99,6 @@ extern int64 idgen_snowflake_lead_ticks(const IdgenLayout *l);
  */
 extern int64 idgen_snowflake_ask_ticks(void);
 
-/* The last ID this session drew (snowflake or gene); false before the first */
-extern bool idgen_snowflake_last(int64 *id);
-
 /*
  * Sleep for up to want_ms, but not past deadline (monotonic ms); false,
  * without sleeping, once the deadline has passed.  With cv, sleeps on the

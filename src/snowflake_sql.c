@@ -17,6 +17,7 @@
 
 #include "clock.h"
 #include "citus.h"
+#include "currval.h"
 #include "idgen.h"
 #include "snowflake.h"
 #include "worker.h"
@@ -33,7 +34,7 @@ snowflake_currval(PG_FUNCTION_ARGS)
 {
 	int64		id;
 
-	if (!idgen_snowflake_last(&id))
+	if (!idgen_currval_snowflake(&id))
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("snowflake_currval is not yet defined in this session"),

@@ -49,6 +49,7 @@
 #include "postgres.h"
 
 #include "access/xact.h"
+#include "access/xlog.h"
 #include "commands/dbcommands.h"
 #include "executor/spi.h"
 #include "miscadmin.h"
@@ -576,6 +577,25 @@ reservation_round(long *sleep_ms)
 	*sleep_ms = Min(*sleep_ms, own);
 }
 
+/*
+ * With fsync = off the state file's fsync and the reservation row's commit
+ * reach the disk whenever the operating system pleases: say so at start
+ * (and on a reload that turned fsync off), once per change
+ */
+static void
+warn_if_not_durable(void)
+{
+	static bool warned = false;
+
+	if (!enableFsync && !warned)
+		ereport(WARNING,
+				(errcode(ERRCODE_WARNING),
+				 errmsg("idgen's snowflake high-water mark is not durable because fsync is off"),
+				 errdetail("The idgen worker writes the reservation to file \"idgen.state\" and table idgen.snowflake_reservation without forcing them to disk, so after an operating system crash or power loss a restarted server may issue IDs it issued before."),
+				 errhint("Set fsync to on for IDs that stay unique across crashes of the machine.")));
+	warned = !enableFsync;
+}
+
 /* Entry point of both workers: main_arg is true for the remote worker */
 void
 idgen_worker_main(Datum main_arg)
@@ -604,6 +624,8 @@ idgen_worker_main(Datum main_arg)
 	before_shmem_exit(worker_exit, BoolGetDatum(remote));
 	pg_atomic_write_u32(&ws->procno[remote ? 1 : 0],
 						(uint32) GetNumberFromPGProc(MyProc));
+	if (!remote)
+		warn_if_not_durable();
 
 	for (;;)
 	{
@@ -615,6 +637,8 @@ idgen_worker_main(Datum main_arg)
 			ConfigReloadPending = false;
 			ProcessConfigFile(PGC_SIGHUP);
 			reservation_due_ms = 0;
+			if (!remote)
+				warn_if_not_durable();
 		}
 
 		if (remote)

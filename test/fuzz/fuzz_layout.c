@@ -309,6 +309,20 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (idgen_tick_of(&l, l.epoch_us) != 0)
 		abort();
 
+	/*
+	 * The last tick: never negative or wrapped around, a positive bigint,
+	 * and it starts before the year 10000 (an epoch within a tick of it
+	 * once made it huge)
+	 */
+	{
+		int64_t		tmax = idgen_layout_ts_max(&l);
+
+		if (tmax < 0 || (uint64_t) tmax > idgen_field_max(l.ts.bits) ||
+			(uint64_t) tmax > ((uint64_t) INT64_MAX >> l.ts.shift) ||
+			idgen_tick_start(&l, tmax) >= IDGEN_MAX_UNIX_US)
+			abort();
+	}
+
 	/* IDs from the rest of the input */
 	while (nrest >= 8)
 	{

@@ -138,10 +138,18 @@ sub step_during_query
 
 		# Where the wall clock went back, below the timestamp of the ID
 		# before (an ID can be a tick ahead of the clock without any step,
-		# when its sequence wrapped)
+		# when its sequence wrapped), and by two ticks (ms) at least: the
+		# generator reads the clock just after each row's clock_timestamp(),
+		# so its own readings then went back by a tick at least, which
+		# clock_back_events counts.  A step that fell while the backend
+		# waited for a CPU may show between two rows as a drop of less than
+		# a tick, which the generator's ticks never show.
 		my ($at) =
-		  grep { $wall[$_] < $wall[ $_ - 1 ] && int($wall[$_]) < $ts[ $_ - 1 ] }
-		  1 .. $#ids;
+		  grep {
+			$wall[$_] < $wall[ $_ - 1 ]
+			  && int($wall[$_]) < $ts[ $_ - 1 ]
+			  && int($wall[$_]) < int($wall[ $_ - 1 ]) - 1
+		  } 1 .. $#ids;
 		# Not inside: the query ended first (make it longer), or the step
 		# fell while the backend was waiting for a CPU, longer than the step
 		if (!defined $at)

@@ -1116,6 +1116,47 @@ test_genes(void)
 	CHECK_I64(idgen_gene_mask(31), INT32_MAX);
 }
 
+/* Issue 22: bad input that once gave wrong results */
+static void
+test_bad_input(void)
+{
+	IdgenLayout l;
+	char		buf[IDGEN_FRIENDLY_MAXLEN + 1];
+	int64_t		v;
+	IdgenCodecError err;
+
+	/*
+	 * Discord's 42 timestamp bits reach bit 63: a time from 2084 on would
+	 * make a negative ID.  The friendly form refuses it, as id_make does.
+	 */
+	l = layout("discord");
+	CHECK(friendly_fails(&l, "20880101000000000-0-0", true));
+	CHECK(!idgen_friendly_decode(&l, "20880101000000000-0-0", 21, &v, &err) &&
+		  strstr(err.detail, "past the last tick") != NULL);
+	CHECK(idgen_layout_ts_max(&l) == (int64_t) (((uint64_t) INT64_MAX) >> 22));
+	/* the last tick's text decodes; one past it does not */
+	CHECK(idgen_friendly_encode(&l, (int64_t) ((((uint64_t) INT64_MAX) >> 22) << 22), buf, sizeof(buf), &err));
+	CHECK(idgen_friendly_decode(&l, buf, strlen(buf), &v, &err) && v >= 0);
+
+	/* a negative ID has no friendly form, under any layout */
+	CHECK(!idgen_friendly_encode(&l, -1, buf, sizeof(buf), &err) && err.range);
+	l = layout("idgen");
+	CHECK(!idgen_friendly_encode(&l, INT64_MIN, buf, sizeof(buf), &err) && err.range);
+
+	/*
+	 * An epoch within a tick of the year 10000: tick 0 is the only one, not
+	 * 2^41 - 1 (the count of ticks once wrapped around below zero)
+	 */
+	l = layout("ts=41,node=10,seq=12,unit=1s,epoch=253402300799500");
+	CHECK_I64(idgen_layout_ts_max(&l), 0);
+	CHECK(idgen_tick_start(&l, idgen_layout_ts_max(&l)) < IDGEN_MAX_UNIX_US);
+	l = layout("ts=41,node=10,seq=12,unit=1ms,epoch=253402300799999");
+	CHECK_I64(idgen_layout_ts_max(&l), 0);
+	/* two ticks before the year 10000: as before, the last one is not used */
+	l = layout("ts=41,node=10,seq=12,unit=1s,epoch=253402300798000");
+	CHECK_I64(idgen_layout_ts_max(&l), 1);
+}
+
 int
 main(void)
 {
@@ -1131,6 +1172,7 @@ main(void)
 	test_friendly();
 	test_vesta_methods();
 	test_genes();
+	test_bad_input();
 	printf("%d passed, %d failed\n", passed, failed);
 	return failed == 0 ? 0 : 1;
 }
