@@ -400,70 +400,11 @@ COMMENT ON TABLE idgen.node_lease_lock IS
     'Lock rows of node_lease_acquire, one per namespace: acquisitions in a namespace take one at a time';
 REVOKE ALL ON TABLE idgen.node_lease_lock FROM PUBLIC;
 
--- The guard time is the registry's own idgen.node_lease_guard
--- (idgen.serving_settings; 10 s where it is not set), a lease lasts at least
--- a second and is never shortened, and the caller's guard_ms is ignored.
-CREATE OR REPLACE FUNCTION idgen.node_lease_acquire(lease_namespace text,
-    lease_instance text, max_node int, lease_ms int, guard_ms int,
-    promise_tick bigint,
-    OUT leased_node int, OUT previous_instance text,
-    OUT previous_last_tick bigint)
-    LANGUAGE plpgsql
-    SECURITY DEFINER
-    SET search_path = pg_catalog, pg_temp
-AS $$
-DECLARE
-    r record;
-    guard interval := (SELECT s.node_lease_guard FROM idgen.serving_settings() s);
-    lease interval := greatest(coalesce(lease_ms, 0), 1000) * interval '1 ms';
-    top int := least(coalesce(max_node, -1), 1048574);
-BEGIN
-    -- One acquisition at a time in a namespace; renewals are not blocked
-    INSERT INTO idgen.node_lease_lock AS k (namespace)
-    VALUES (lease_namespace) ON CONFLICT DO NOTHING;
-    PERFORM FROM idgen.node_lease_lock k
-    WHERE k.namespace = lease_namespace FOR UPDATE;
-
-    SELECT l.node_id, l.instance, l.last_tick INTO r
-    FROM idgen.node_lease l
-    WHERE l.namespace = lease_namespace AND l.node_id <= top
-      AND (l.instance = lease_instance OR l.expires_at + guard < now())
-    ORDER BY l.instance = lease_instance DESC, l.node_id
-    LIMIT 1
-    FOR UPDATE;
-    IF FOUND THEN
-        UPDATE idgen.node_lease l
-        SET instance = lease_instance, heartbeat = now(),
-            expires_at = CASE WHEN l.instance = lease_instance
-                              THEN greatest(l.expires_at, now() + lease)
-                              ELSE now() + lease END,
-            last_tick = greatest(l.last_tick, promise_tick)
-        WHERE l.namespace = lease_namespace AND l.node_id = r.node_id;
-        leased_node := r.node_id;
-        previous_instance := r.instance;
-        previous_last_tick := r.last_tick;
-        RETURN;
-    END IF;
-
-    -- The lowest id never leased: 0, or one above a leased one
-    SELECT c.n INTO leased_node
-    FROM (SELECT 0 AS n
-          UNION ALL
-          SELECT l.node_id + 1 FROM idgen.node_lease l
-          WHERE l.namespace = lease_namespace) c
-    WHERE c.n <= top
-      AND NOT EXISTS (SELECT FROM idgen.node_lease l
-                      WHERE l.namespace = lease_namespace AND l.node_id = c.n)
-    ORDER BY c.n
-    LIMIT 1;
-    IF leased_node IS NOT NULL THEN
-        INSERT INTO idgen.node_lease
-            (namespace, node_id, instance, heartbeat, expires_at, last_tick)
-        VALUES (lease_namespace, leased_node, lease_instance, now(),
-                now() + lease, promise_tick);
-    END IF;
-END
-$$;
+-- node_lease_acquire takes the guard time from the registry's own
+-- idgen.node_lease_guard (idgen.serving_settings; 10 s where it is not set),
+-- ignores the caller's guard_ms, and serializes acquisitions in a namespace
+-- with a row of idgen.node_lease_lock: its new body is in section "bad
+-- input" below, which also checks its arguments.
 
 -- The largest step is the central server's own idgen.segment_max_step
 -- (idgen.serving_settings; 1,000,000 where it is not set); the caller's
@@ -541,8 +482,9 @@ COMMENT ON FUNCTION idgen.id_interval(interval, text) IS
 -- empty, 42622 longer than 128 bytes); node_lease_acquire refuses a NULL
 -- namespace or instance (22004) and a namespace longer than 128 bytes
 -- (42622).
--- Bodies otherwise as before, node_lease_acquire's as the serving bounds
--- section above left it (src/idgen.sql has the same text).
+-- Bodies otherwise as before; node_lease_acquire also takes the serving
+-- bounds and the lock row of the section above (src/idgen.sql has the same
+-- text).
 CREATE OR REPLACE FUNCTION idgen.segment_import_leaf(biz_tag text, max_id bigint,
     step int, description text DEFAULT NULL) RETURNS void
     LANGUAGE plpgsql
