@@ -11,10 +11,13 @@
  */
 #include "postgres.h"
 
+#include <fcntl.h>
 #include <limits.h>
+#include <unistd.h>
 
 #include "catalog/namespace.h"
 #include "postmaster/postmaster.h"
+#include "storage/fd.h"
 #include "utils/builtins.h"
 #include "utils/guc.h"
 #include "utils/lsyscache.h"
@@ -267,4 +270,36 @@ idgen_layout_arg(const char *spec, IdgenLayout *buf)
 	cached_spec = MemoryContextStrdup(TopMemoryContext, spec);
 	cached = *buf;
 	return buf;
+}
+
+/* See idgen.h */
+void
+idgen_write_file_durably(const char *path, const char *tmp,
+						 const void *data, size_t len)
+{
+	int			fd;
+
+	fd = OpenTransientFile(tmp, O_WRONLY | O_CREAT | O_TRUNC | PG_BINARY);
+	if (fd < 0)
+		ereport(ERROR,
+				(errcode_for_file_access(),
+				 errmsg("could not create file \"%s\": %m", tmp)));
+	errno = 0;
+	if (write(fd, data, len) != (ssize_t) len)
+	{
+		if (errno == 0)
+			errno = ENOSPC;
+		ereport(ERROR,
+				(errcode_for_file_access(),
+				 errmsg("could not write file \"%s\": %m", tmp)));
+	}
+	if (pg_fsync(fd) != 0)
+		ereport(data_sync_elevel(ERROR),
+				(errcode_for_file_access(),
+				 errmsg("could not fsync file \"%s\": %m", tmp)));
+	if (CloseTransientFile(fd) != 0)
+		ereport(ERROR,
+				(errcode_for_file_access(),
+				 errmsg("could not close file \"%s\": %m", tmp)));
+	(void) durable_rename(tmp, path, ERROR);
 }

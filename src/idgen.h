@@ -209,6 +209,14 @@ extern void idgen_mark_loaded(void);
 /* OID of table idgen.<name> in this database, InvalidOid if absent */
 extern Oid	idgen_table_relid(const char *name);
 
+/*
+ * Write a file of the data directory durably (idgen.c): data into tmp,
+ * fsync, then a durable rename over path, so a crash leaves either the old
+ * file or the new one.  Errors are ERRORs.
+ */
+extern void idgen_write_file_durably(const char *path, const char *tmp,
+									 const void *data, size_t len);
+
 /* Error unless the library was loaded via shared_preload_libraries */
 extern void idgen_require_loaded(void);
 

@@ -30,7 +30,6 @@
  */
 #include "postgres.h"
 
-#include <fcntl.h>
 #include <unistd.h>
 
 #include "access/xact.h"
@@ -141,7 +140,6 @@ write_kept(Oid dbid, KeptTag *tags, int n)
 {
 	char		path[MAXPGPATH],
 				tmp[MAXPGPATH + 4];
-	int			fd;
 	uint32		head[3] = {KEEP_MAGIC, KEEP_VERSION, (uint32) n};
 	StringInfoData buf;
 	pg_crc32c	crc;
@@ -163,29 +161,7 @@ write_kept(Oid dbid, KeptTag *tags, int n)
 
 	keep_path(dbid, path, sizeof(path));
 	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
-	fd = OpenTransientFile(tmp, O_WRONLY | O_CREAT | O_TRUNC | PG_BINARY);
-	if (fd < 0)
-		ereport(ERROR,
-				(errcode_for_file_access(),
-				 errmsg("could not create file \"%s\": %m", tmp)));
-	errno = 0;
-	if (write(fd, buf.data, buf.len) != buf.len)
-	{
-		if (errno == 0)
-			errno = ENOSPC;
-		ereport(ERROR,
-				(errcode_for_file_access(),
-				 errmsg("could not write file \"%s\": %m", tmp)));
-	}
-	if (pg_fsync(fd) != 0)
-		ereport(data_sync_elevel(ERROR),
-				(errcode_for_file_access(),
-				 errmsg("could not fsync file \"%s\": %m", tmp)));
-	if (CloseTransientFile(fd) != 0)
-		ereport(ERROR,
-				(errcode_for_file_access(),
-				 errmsg("could not close file \"%s\": %m", tmp)));
-	(void) durable_rename(tmp, path, ERROR);
+	idgen_write_file_durably(path, tmp, buf.data, buf.len);
 	pfree(buf.data);
 }
 

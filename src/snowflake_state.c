@@ -43,7 +43,6 @@
  */
 #include "postgres.h"
 
-#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -176,8 +175,6 @@ state_crc(const StateFile *f)
 static void
 write_state(int64 until_us)
 {
-	int			fd;
-
 	state.magic = STATE_MAGIC;
 	state.version = STATE_VERSION;
 	state.reserved_until_us = until_us;
@@ -191,29 +188,7 @@ write_state(int64 until_us)
 	store_layout(&idgen_layout, &state.layout);
 	state.crc = state_crc(&state);
 
-	fd = OpenTransientFile(STATE_FILE_TMP, O_WRONLY | O_CREAT | O_TRUNC | PG_BINARY);
-	if (fd < 0)
-		ereport(ERROR,
-				(errcode_for_file_access(),
-				 errmsg("could not create file \"%s\": %m", STATE_FILE_TMP)));
-	errno = 0;
-	if (write(fd, &state, sizeof(state)) != sizeof(state))
-	{
-		if (errno == 0)
-			errno = ENOSPC;
-		ereport(ERROR,
-				(errcode_for_file_access(),
-				 errmsg("could not write file \"%s\": %m", STATE_FILE_TMP)));
-	}
-	if (pg_fsync(fd) != 0)
-		ereport(data_sync_elevel(ERROR),
-				(errcode_for_file_access(),
-				 errmsg("could not fsync file \"%s\": %m", STATE_FILE_TMP)));
-	if (CloseTransientFile(fd) != 0)
-		ereport(ERROR,
-				(errcode_for_file_access(),
-				 errmsg("could not close file \"%s\": %m", STATE_FILE_TMP)));
-	(void) durable_rename(STATE_FILE_TMP, STATE_FILE, ERROR);
+	idgen_write_file_durably(STATE_FILE, STATE_FILE_TMP, &state, sizeof(state));
 	state_valid = true;
 }
 
