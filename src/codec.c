@@ -228,6 +228,16 @@ idgen_friendly_encode_local(const IdgenLayout *l, int64_t id, int64_t offset_us,
 	if (offset_us % US_PER_MS != 0)
 		return fail(err, LAYOUT,
 					"The offset from UTC is not a whole number of milliseconds.");
+
+	/*
+	 * A tick past the layout's last one (idgen_layout_ts_max) may still start
+	 * before the year 10000, but the friendly form of it could not be read
+	 * back: write only what idgen_friendly_compose accepts
+	 */
+	if (p.tick > idgen_layout_ts_max(l))
+		return fail(err, RANGE,
+					"The time of ID %" PRId64 " is past the last tick of layout \"%s\".",
+					id, l->name);
 	if (__builtin_mul_overflow(p.tick, l->unit_us, &us) ||
 		__builtin_add_overflow(us, l->epoch_us, &us) ||
 		__builtin_add_overflow(us, offset_us, &us))

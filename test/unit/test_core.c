@@ -1155,6 +1155,24 @@ test_bad_input(void)
 	/* two ticks before the year 10000: as before, the last one is not used */
 	l = layout("ts=41,node=10,seq=12,unit=1s,epoch=253402300798000");
 	CHECK_I64(idgen_layout_ts_max(&l), 1);
+
+	/*
+	 * Found by fuzz_layout: daily ticks from 84 ms past 1970, tick 2932896
+	 * starts on 9999-12-31 but ends in the year 10000, past the last tick.
+	 * The friendly form of it was written and could not be read back; now
+	 * neither way takes it, and the last tick goes both ways.
+	 */
+	l = layout("ts=62,node=0,seq=1,unit=86400s,epoch=84");
+	CHECK_I64(idgen_layout_ts_max(&l), 2932895);
+	CHECK(!idgen_friendly_encode(&l, (int64_t) idgen_compose(&l, 2932896, 0, 0),
+								 buf, sizeof(buf), &err) &&
+		  err.range && strstr(err.detail, "past the last tick") != NULL);
+	CHECK(!idgen_friendly_decode(&l, "99991231000000084-0-0", 21, &v, &err) && err.range);
+	CHECK(idgen_friendly_encode(&l, (int64_t) idgen_compose(&l, 2932895, 0, 1),
+								buf, sizeof(buf), &err) &&
+		  strcmp(buf, "99991230000000084-0-1") == 0);
+	CHECK(idgen_friendly_decode(&l, buf, strlen(buf), &v, &err) &&
+		  v == (int64_t) idgen_compose(&l, 2932895, 0, 1));
 }
 
 int
