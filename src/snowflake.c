@@ -17,7 +17,12 @@
  * The tick is max(wall clock, last tick), so a clock moving back or a burst
  * beyond the layout's rate runs on a logical clock, at most idgen.max_lead
  * ahead of the wall clock, and at least one tick
- * (idgen_snowflake_lead_ticks).  A tick may only be used once the worker has made
+ * (idgen_snowflake_lead_ticks).  Held to the clock, a statement that draws
+ * faster than the layout allows after a pause may take the ticks unused
+ * since it began instead of the wall clock's (lowest_tick).  A call is the
+ * fast path (next_fast), else the slow path (next_slow), which waits for the
+ * clock (wait_for_clock) or the reservation (wait_for_reservation); then
+ * the bookkeeping (note_issued).  A tick may only be used once the worker has made
  * a reservation covering it durable (snowflake_state.c): reserved_end is the
  * first tick not covered, 0 until the worker has loaded the reservation.
  *
@@ -27,6 +32,7 @@
 #include "postgres.h"
 
 #include "access/twophase.h"
+#include "access/xact.h"
 #include "access/xlog.h"
 #include "miscadmin.h"
 #include "port/atomics.h"
@@ -349,36 +355,362 @@ want_tick(int64 tick)
 	idgen_worker_wake();
 }
 
+/*
+ * Where a state behind the clock moves to: the lowest tick a call may give
+ * its ID.  Normally the wall clock's tick.  A generator held to the clock
+ * (idgen.max_lead under two ticks) cannot run ahead to make up for ticks
+ * nobody used, so a statement that draws IDs faster than the layout allows
+ * after a pause (a materialised FROM generate_series builds all its rows
+ * before the first call; a slow first row) would lose every tick of the
+ * pause: from 1.7 s of 6.6 in one 20,000,000-row statement, a quarter of
+ * the layout's rate.  Such a statement goes on with the ticks that went
+ * unused since it began: its first call may take the tick of the
+ * statement's start, and its later calls keep that lag behind the clock
+ * while they come back to back (less than a tick apart), which they only do
+ * at a rate the layout's ticks cannot keep up with: they catch up with the
+ * clock.  A caller that pauses longer than a tick is not drawing faster
+ * than the layout allows: the clock's tick again.  So an ID's time is never
+ * before the start of the statement that drew it.  The ticks taken are
+ * never below the state (the last ID issued on this server), so uniqueness
+ * and order do not depend on any of this.  One statement per process at a
+ * time: the statement start says when a new one began.
+ */
+static int64
+lowest_tick(const IdgenLayout *l, int64 now_us, int64 now_tick, int64 lead_max)
+{
+	static TimestampTz stmt_start = 0;
+	static int64 lag_ticks = 0;
+	static int64 last_call_us = 0;
+	TimestampTz start;
+	int64		gap_us = now_us - last_call_us;
+
+	if (lead_max > 1)
+		return now_tick;
+	last_call_us = now_us;
+	start = GetCurrentStatementStartTimestamp();
+	if (start != stmt_start)
+	{
+		int64		start_tick = idgen_tick_of(l, start + UNIX_TO_PG_US);
+
+		stmt_start = start;
+		lag_ticks = start_tick >= 0 ? Max(now_tick - start_tick, 0) : 0;
+	}
+	else if (gap_us < 0 || gap_us >= l->unit_us)
+		lag_ticks = 0;
+	return now_tick - lag_ticks;
+}
+
+/*
+ * Context of one call's slow path: its deadlines (each set when the first
+ * wait of its kind begins), and whether it sleeps on the reservation's
+ * condition variable
+ */
+typedef struct NextWaits
+{
+	int64		clock_deadline;
+	int64		reserve_deadline;
+	bool		waited_clock;
+	bool		waited_reserve;
+	bool		on_cv;
+} NextWaits;
+
+/*
+ * Fast path, for a single value: one atomic add.  While the state is not
+ * below the lowest tick a call may take (lowest_tick), the state plus one
+ * is the successor (a full sequence carries into the tick).  Unlike a
+ * compare-and-swap, the add cannot fail under contention, and it takes the
+ * state's cache line once per ID.  The value v it produced is this call's
+ * alone, and every later value is larger, so the call may still adjust it
+ * or wait before issuing it:
+ *
+ * - the state was below the lowest tick: move v there, keeping its
+ *   sequence, with a CAS that succeeds only if v is still the state (so the
+ *   sequence walks on as in the slow path);
+ * - v's tick is ahead of the clock by more than idgen.max_lead, but by less
+ *   than IDGEN_CLOCK_SPIN_US: wait for the clock on the CPU, then issue v.
+ *   Calls that overlap in time may return in either order; a call that
+ *   starts after another returned gets a larger ID.
+ *
+ * Otherwise (a lost CAS, a longer wait, a tick not reserved yet, the end of
+ * the layout) v is skipped, never issued, and the slow path decides.
+ * Returns whether v was issued, as *ntick and *idseq.
+ */
+static bool
+next_fast(const IdgenLayout *l, int64 lead_max, int64 tmax, NextWaits *w,
+		  int64 *ntick, uint64 *idseq)
+{
+	int			s = l->seq.bits;
+	uint64		mask = idgen_field_max(s);
+	int64		now_us = idgen_clock_now_us();
+	int64		now_tick = idgen_tick_of(l, now_us);
+	int64		low;
+	uint64		v;
+	int64		vt;
+	bool		usable = true;
+	bool		first;
+
+	if (now_tick < 0)
+		return false;
+	low = lowest_tick(l, now_us, now_tick, lead_max);
+	v = pg_atomic_add_fetch_u64(&idgen_snowflake->state, 1);
+	vt = (int64) (v >> s);
+
+	/* A sequence 0 not moved: the first value of tick vt */
+	first = (v & mask) == 0;
+	if (vt < low)
+	{
+		uint64		expected = v;
+		uint64		moved;
+
+		moved = ((uint64) low << s) | moved_seq(vt, v & mask, mask, s, lead_max);
+		usable = pg_atomic_compare_exchange_u64(&idgen_snowflake->state,
+												&expected, moved);
+		v = moved;
+		vt = low;
+		first = true;
+	}
+	else if (vt - now_tick > lead_max)
+	{
+		int64		until_us = idgen_tick_start(l, vt - lead_max);
+
+		usable = until_us - now_us <= IDGEN_CLOCK_SPIN_US && vt <= tmax;
+		if (usable)
+		{
+			/*
+			 * The slow path goes on with the same deadline if the spin gives
+			 * up (a clock step back): v is skipped
+			 */
+			pg_atomic_fetch_add_u64(&idgen_snowflake->clock_waits, 1);
+			w->waited_clock = true;
+			w->clock_deadline = idgen_clock_monotonic_ms() + idgen_clock_wait_ms;
+			usable = idgen_clock_spin_until(until_us, w->clock_deadline,
+											idgen_wait_event(IDGEN_WAIT_CLOCK));
+			now_tick = vt - lead_max;
+		}
+	}
+	if (!usable || vt > tmax ||
+		((uint64) vt >= pg_atomic_read_u64(&idgen_snowflake->reserved_end) &&
+		 !RecoveryInProgress()))
+		return false;
+	note_wall_tick(now_tick);
+	if (first)
+		note_tick_entry(v);
+	*ntick = vt;
+	*idseq = v & mask;
+	return true;
+}
+
+/*
+ * ntick is further ahead of the clock (now_us, its tick now_tick) than
+ * idgen.max_lead allows: wait for the clock, within idgen.clock_wait_timeout
+ * from the first wait of this call.  Close to the tick the wait is on the
+ * CPU (idgen_clock_spin_until), further it sleeps until it is close.  When
+ * the clock cannot catch up before the deadline, fails at once with 58000.
+ * The caller looks at the state and the clock again afterwards.
+ */
+static void
+wait_for_clock(const IdgenLayout *l, int64 ntick, int64 now_tick,
+			   int64 now_us, int64 lead_max, NextWaits *w)
+{
+	int64		need_us = idgen_tick_start(l, ntick - lead_max) - now_us;
+	int64		need_ms = need_us / 1000;
+
+	if (!w->waited_clock)
+	{
+		pg_atomic_fetch_add_u64(&idgen_snowflake->clock_waits, 1);
+		w->clock_deadline = idgen_clock_monotonic_ms() + idgen_clock_wait_ms;
+	}
+	w->waited_clock = true;
+
+	if (need_us <= IDGEN_CLOCK_SPIN_US &&
+		idgen_clock_monotonic_ms() < w->clock_deadline)
+	{
+		/*
+		 * Whether the clock came or the spin gave up (a step back, the
+		 * deadline), the caller looks again: the error comes from the
+		 * clock's new reading or the passed deadline
+		 */
+		(void) idgen_clock_spin_until(now_us + need_us, w->clock_deadline,
+									  idgen_wait_event(IDGEN_WAIT_CLOCK));
+		return;
+	}
+	if (need_us > IDGEN_CLOCK_SPIN_US)
+		need_ms = (need_us - IDGEN_CLOCK_SPIN_US / 2) / 1000;
+	if (need_ms > w->clock_deadline - idgen_clock_monotonic_ms() ||
+		!idgen_snowflake_wait(need_ms + 1, w->clock_deadline, NULL,
+							  idgen_wait_event(IDGEN_WAIT_CLOCK)))
+	{
+		if (w->on_cv)
+			ConditionVariableCancelSleep();
+		ereport(ERROR,
+				(errcode(ERRCODE_SYSTEM_ERROR),
+				 errmsg("could not generate a snowflake ID: the system clock is " INT64_FORMAT " ms behind the generator",
+						(ntick - now_tick) * l->unit_us / 1000),
+				 errdetail("The system clock moved back, or IDs were requested faster than layout \"%s\" allows, and idgen.max_lead is %d ms.",
+						   l->name, idgen_max_lead_ms),
+				 errhint("Retry once the clock has caught up, or raise idgen.max_lead.")));
+	}
+}
+
+/*
+ * ntick is not covered by a durable reservation yet: ask the worker for it
+ * and sleep on the reservation's condition variable, within
+ * idgen.worker_wait_timeout from the first wait of this call; then the
+ * caller looks again.  While a layout change is refused the worker
+ * publishes no reservation, so the refusal costs the hot path nothing: it
+ * is reported here.
+ */
+static void
+wait_for_reservation(int64 ntick, NextWaits *w)
+{
+	if (idgen_snowflake_blocked_why() != 0)
+	{
+		if (w->on_cv)
+			ConditionVariableCancelSleep();
+		report_blocked();
+	}
+	if (!w->waited_reserve)
+	{
+		pg_atomic_fetch_add_u64(&idgen_snowflake->reserve_waits, 1);
+		w->reserve_deadline = idgen_clock_monotonic_ms() + idgen_worker_wait_ms;
+	}
+	w->waited_reserve = true;
+	want_tick(ntick);
+	if (!w->on_cv)
+		ConditionVariablePrepareToSleep(&idgen_snowflake->reserve_cv);
+	w->on_cv = true;
+	if (!idgen_snowflake_wait(idgen_worker_wait_ms, w->reserve_deadline,
+							  &idgen_snowflake->reserve_cv,
+							  idgen_wait_event(IDGEN_WAIT_RESERVATION)))
+	{
+		ConditionVariableCancelSleep();
+		report_not_reserved();
+	}
+}
+
+/*
+ * Slow path: read the state, compute the successor (the next aligned block
+ * of 2^gene_bits sequence values, moving to the lowest tick a call may take
+ * if the state is below it, perhaps at sequence 0: see moved_seq), wait for
+ * the clock or the reservation when it needs either, and install it with
+ * compare-and-swap.  Sets *ntick and *idseq (gene included).
+ */
+static void
+next_slow(const IdgenLayout *l, int gene_bits, uint64 gene, int64 lead_max,
+		  int64 tmax, NextWaits *w, int64 *ntick, uint64 *idseq)
+{
+	int			s = l->seq.bits;
+	uint64		mask = idgen_field_max(s);
+	uint64		block = ((uint64) 1) << gene_bits;
+	uint64		old = pg_atomic_read_u64(&idgen_snowflake->state);
+
+	for (;;)
+	{
+		int64		tick = (int64) (old >> s);
+		uint64		seq = old & mask;
+		int64		now_us = idgen_clock_now_us();
+		int64		now_tick = idgen_tick_of(l, now_us);
+		int64		low;
+		int64		t;
+		uint64		start;
+
+		if (now_tick < 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
+					 errmsg("the system clock is before the epoch of layout \"%s\"",
+							l->name)));
+		note_wall_tick(now_tick);
+		low = lowest_tick(l, now_us, now_tick, lead_max);
+
+		start = (seq + block) & ~(block - 1);
+		if (start > mask - (block - 1))
+		{
+			t = Max(low, tick + 1);
+			start = 0;
+		}
+		else if (tick < low)
+		{
+			t = low;
+			if (moved_seq(tick, seq + 1, mask, s, lead_max) == 0)
+				start = 0;
+		}
+		else
+			t = tick;
+
+		if (t > tmax)
+			ereport(ERROR,
+					(errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
+					 errmsg("snowflake timestamp overflows layout \"%s\"", l->name),
+					 errdetail("The layout's %d timestamp bits end at %s.",
+							   l->ts.bits,
+							   timestamptz_to_str(idgen_tick_start(l, tmax + 1) - UNIX_TO_PG_US))));
+		if (t - now_tick > lead_max)
+			wait_for_clock(l, t, now_tick, now_us, lead_max, w);
+		else if ((uint64) t >= pg_atomic_read_u64(&idgen_snowflake->reserved_end) &&
+				 !RecoveryInProgress())
+			wait_for_reservation(t, w);
+		else if (pg_atomic_compare_exchange_u64(&idgen_snowflake->state, &old,
+												((uint64) t << s) | (start + block - 1)))
+		{
+			if (t != tick)
+				note_tick_entry(((uint64) t << s) | start);
+			*ntick = t;
+			*idseq = start | gene;
+			return;
+		}
+		else
+			continue;			/* old holds the state another call installed */
+		old = pg_atomic_read_u64(&idgen_snowflake->state);
+	}
+}
+
+/*
+ * Bookkeeping of an ID issued in tick ntick: ask for more reservation while
+ * half of the margin is left, once per reservation end, not in every call
+ * until the worker has renewed it (a generator running ahead at full speed
+ * would set the worker's latch for every ID, from every backend, all on one
+ * cache line); count it for this process
+ */
+static void
+note_issued(int64 ntick, int64 ask_ticks)
+{
+	uint64		end = pg_atomic_read_u64(&idgen_snowflake->reserved_end);
+
+	if ((uint64) (ntick + ask_ticks) >= end &&
+		pg_atomic_read_u64(&idgen_snowflake->asked_end) != end)
+	{
+		pg_atomic_write_u64(&idgen_snowflake->asked_end, end);
+		idgen_worker_wake();
+	}
+	if (MyProc && GetNumberFromPGProc(MyProc) < idgen_snowflake->nslots)
+	{
+		pg_atomic_uint64 *c =
+			&idgen_snowflake->counters[GetNumberFromPGProc(MyProc)].issued;
+
+		pg_atomic_write_u64(c, pg_atomic_read_u64(c) + 1);
+	}
+}
+
 /* Next snowflake ID; see idgen.h */
 int64
 idgen_snowflake_next(int gene_bits, uint64 gene)
 {
 	const IdgenLayout *l = &idgen_layout;
-	int			s = l->seq.bits;
-	uint64		mask = idgen_field_max(s);
-	uint64		block = ((uint64) 1) << gene_bits;
+	NextWaits	w = {0};
 	int64		lead_max;
 	int64		tmax;
 	int64		ask_ticks;
-	int64		clock_deadline = 0;
-	int64		reserve_deadline = 0;
-	bool		waited_clock = false,
-				waited_reserve = false;
-	bool		on_cv = false;
-	uint64		old,
-				new;
-	int64		ntick,
-				now_tick,
-				now_us;
+	int64		ntick;
 	uint64		idseq;
 	int			node;
+	int64		id;
 
 	node = check_can_generate();
-	if (gene_bits > s)
+	if (gene_bits > l->seq.bits)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("gene bits %d exceed the %d sequence bits of layout \"%s\"",
-						gene_bits, s, l->name)));
+						gene_bits, l->seq.bits, l->name)));
 	if (gene_bits > 0 && l->seq.shift != 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
@@ -387,255 +719,14 @@ idgen_snowflake_next(int gene_bits, uint64 gene)
 	lead_max = idgen_snowflake_lead_ticks(l);
 	layout_limits(l, &tmax, &ask_ticks);
 
-	/*
-	 * Fast path, for a single value: one atomic add.  While the state is not
-	 * behind the wall clock, the state plus one is the successor (a full
-	 * sequence carries into the tick).  Unlike a compare-and-swap, the add
-	 * cannot fail under contention, and it takes the state's cache line once
-	 * per ID.  The value v it produced is this call's alone, and every later
-	 * value is larger, so the call may still adjust it or wait before
-	 * issuing it:
-	 *
-	 * - the state was behind the wall clock: move v to the current tick,
-	 *   keeping its sequence, with a CAS that succeeds only if v is still the
-	 *   state (so the sequence walks on as in the loop below);
-	 * - v's tick is ahead of the clock by more than idgen.max_lead, but by
-	 *   less than IDGEN_CLOCK_SPIN_US: wait for the clock on the CPU, then
-	 *   issue v.  Calls that overlap in time may return in either order; a
-	 *   call that starts after another returned gets a larger ID.
-	 *
-	 * Otherwise (a lost CAS, a longer wait, a tick not reserved yet, the end
-	 * of the layout) v is skipped, never issued, and the loop below decides.
-	 */
-	if (gene_bits == 0)
-	{
-		now_us = idgen_clock_now_us();
-		now_tick = idgen_tick_of(l, now_us);
-		if (now_tick >= 0)
-		{
-			uint64		v = pg_atomic_add_fetch_u64(&idgen_snowflake->state, 1);
-			int64		vt = (int64) (v >> s);
-			bool		usable = true;
-			bool		first;
-
-			/* A sequence 0 not moved: the first value of tick vt */
-			first = (v & mask) == 0;
-			if (vt < now_tick)
-			{
-				uint64		expected = v;
-				uint64		moved;
-
-				moved = ((uint64) now_tick << s) |
-					moved_seq(vt, v & mask, mask, s, lead_max);
-				usable = pg_atomic_compare_exchange_u64(&idgen_snowflake->state,
-														&expected, moved);
-				v = moved;
-				vt = now_tick;
-				first = true;
-			}
-			else if (vt - now_tick > lead_max)
-			{
-				int64		until_us = idgen_tick_start(l, vt - lead_max);
-
-				usable = until_us - now_us <= IDGEN_CLOCK_SPIN_US && vt <= tmax;
-				if (usable)
-				{
-					/*
-					 * The loop below goes on with the same deadline if the
-					 * spin gives up (a clock step back): v is skipped
-					 */
-					pg_atomic_fetch_add_u64(&idgen_snowflake->clock_waits, 1);
-					waited_clock = true;
-					clock_deadline = idgen_clock_monotonic_ms() + idgen_clock_wait_ms;
-					usable = idgen_clock_spin_until(until_us, clock_deadline,
-													idgen_wait_event(IDGEN_WAIT_CLOCK));
-					now_tick = vt - lead_max;
-				}
-			}
-			if (usable && vt <= tmax &&
-				((uint64) vt < pg_atomic_read_u64(&idgen_snowflake->reserved_end) ||
-				 RecoveryInProgress()))
-			{
-				note_wall_tick(now_tick);
-				ntick = vt;
-				idseq = v & mask;
-				if (first)
-					note_tick_entry(v);
-				goto issued;
-			}
-		}
-	}
-
-	old = pg_atomic_read_u64(&idgen_snowflake->state);
-	for (;;)
-	{
-		int64		tick = (int64) (old >> s);
-		uint64		seq = old & mask;
-		uint64		start;
-
-		now_us = idgen_clock_now_us();
-		now_tick = idgen_tick_of(l, now_us);
-		if (now_tick < 0)
-			ereport(ERROR,
-					(errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
-					 errmsg("the system clock is before the epoch of layout \"%s\"",
-							l->name)));
-		note_wall_tick(now_tick);
-
-		/*
-		 * Successor: the next aligned block of sequence values (moving to
-		 * the current tick, perhaps sequence 0: see moved_seq)
-		 */
-		start = (seq + block) & ~(block - 1);
-		if (start > mask - (block - 1))
-		{
-			ntick = Max(now_tick, tick + 1);
-			start = 0;
-		}
-		else if (tick < now_tick)
-		{
-			ntick = now_tick;
-			if (moved_seq(tick, seq + 1, mask, s, lead_max) == 0)
-				start = 0;
-		}
-		else
-			ntick = tick;
-		idseq = start | gene;
-
-		if (ntick > tmax)
-			ereport(ERROR,
-					(errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
-					 errmsg("snowflake timestamp overflows layout \"%s\"", l->name),
-					 errdetail("The layout's %d timestamp bits end at %s.",
-							   l->ts.bits,
-							   timestamptz_to_str(idgen_tick_start(l, tmax + 1) - UNIX_TO_PG_US))));
-
-		/*
-		 * Too far ahead of the wall clock: wait for it, within bounds.  When
-		 * the clock cannot catch up before the deadline, fail at once.
-		 */
-		if (ntick - now_tick > lead_max)
-		{
-			int64		need_us = idgen_tick_start(l, ntick - lead_max) - now_us;
-			int64		need_ms = need_us / 1000;
-
-			if (!waited_clock)
-			{
-				pg_atomic_fetch_add_u64(&idgen_snowflake->clock_waits, 1);
-				clock_deadline = idgen_clock_monotonic_ms() + idgen_clock_wait_ms;
-			}
-			waited_clock = true;
-
-			/*
-			 * Close to the tick: wait for it on the CPU (see
-			 * idgen_clock_spin_until).  Further: sleep until it is close.
-			 */
-			if (need_us <= IDGEN_CLOCK_SPIN_US &&
-				idgen_clock_monotonic_ms() < clock_deadline)
-			{
-				/*
-				 * Whether the clock came or the spin gave up (a step back,
-				 * the deadline), look again: the error below comes from
-				 * the clock's new reading or the passed deadline
-				 */
-				(void) idgen_clock_spin_until(now_us + need_us, clock_deadline,
-											  idgen_wait_event(IDGEN_WAIT_CLOCK));
-				old = pg_atomic_read_u64(&idgen_snowflake->state);
-				continue;
-			}
-			if (need_us > IDGEN_CLOCK_SPIN_US)
-				need_ms = (need_us - IDGEN_CLOCK_SPIN_US / 2) / 1000;
-			if (need_ms > clock_deadline - idgen_clock_monotonic_ms() ||
-				!idgen_snowflake_wait(need_ms + 1, clock_deadline, NULL,
-									  idgen_wait_event(IDGEN_WAIT_CLOCK)))
-				ereport(ERROR,
-						(errcode(ERRCODE_SYSTEM_ERROR),
-						 errmsg("could not generate a snowflake ID: the system clock is " INT64_FORMAT " ms behind the generator",
-								(ntick - now_tick) * l->unit_us / 1000),
-						 errdetail("The system clock moved back, or IDs were requested faster than layout \"%s\" allows, and idgen.max_lead is %d ms.",
-								   l->name, idgen_max_lead_ms),
-						 errhint("Retry once the clock has caught up, or raise idgen.max_lead.")));
-			old = pg_atomic_read_u64(&idgen_snowflake->state);
-			continue;
-		}
-
-		/*
-		 * Not yet covered by a durable reservation: wait for the worker.
-		 * While a layout change is refused the worker publishes none, so
-		 * the refusal costs the hot path nothing.
-		 */
-		if ((uint64) ntick >= pg_atomic_read_u64(&idgen_snowflake->reserved_end) &&
-			!RecoveryInProgress())
-		{
-			if (idgen_snowflake_blocked_why() != 0)
-			{
-				if (on_cv)
-					ConditionVariableCancelSleep();
-				report_blocked();
-			}
-			if (!waited_reserve)
-			{
-				pg_atomic_fetch_add_u64(&idgen_snowflake->reserve_waits, 1);
-				reserve_deadline = idgen_clock_monotonic_ms() + idgen_worker_wait_ms;
-			}
-			waited_reserve = true;
-			want_tick(ntick);
-			if (!on_cv)
-				ConditionVariablePrepareToSleep(&idgen_snowflake->reserve_cv);
-			on_cv = true;
-			if (!idgen_snowflake_wait(idgen_worker_wait_ms, reserve_deadline,
-									  &idgen_snowflake->reserve_cv,
-									  idgen_wait_event(IDGEN_WAIT_RESERVATION)))
-			{
-				ConditionVariableCancelSleep();
-				report_not_reserved();
-			}
-			old = pg_atomic_read_u64(&idgen_snowflake->state);
-			continue;
-		}
-
-		new = ((uint64) ntick << s) | (start + block - 1);
-		if (pg_atomic_compare_exchange_u64(&idgen_snowflake->state, &old, new))
-		{
-			if (ntick != tick)
-				note_tick_entry(((uint64) ntick << s) | start);
-			break;
-		}
-	}
-	if (on_cv)
+	if (gene_bits != 0 || !next_fast(l, lead_max, tmax, &w, &ntick, &idseq))
+		next_slow(l, gene_bits, gene, lead_max, tmax, &w, &ntick, &idseq);
+	if (w.on_cv)
 		ConditionVariableCancelSleep();
-
-issued:
-	/*
-	 * Ask for more reservation while half of the margin is left: once per
-	 * reservation end, not in every call until the worker has renewed it
-	 * (a generator running ahead at full speed would set the worker's latch
-	 * for every ID, from every backend, all on one cache line)
-	 */
-	{
-		uint64		end = pg_atomic_read_u64(&idgen_snowflake->reserved_end);
-
-		if ((uint64) (ntick + ask_ticks) >= end &&
-			pg_atomic_read_u64(&idgen_snowflake->asked_end) != end)
-		{
-			pg_atomic_write_u64(&idgen_snowflake->asked_end, end);
-			idgen_worker_wake();
-		}
-	}
-
-	if (MyProc && GetNumberFromPGProc(MyProc) < idgen_snowflake->nslots)
-	{
-		pg_atomic_uint64 *c =
-			&idgen_snowflake->counters[GetNumberFromPGProc(MyProc)].issued;
-
-		pg_atomic_write_u64(c, pg_atomic_read_u64(c) + 1);
-	}
-	{
-		int64		id = (int64) idgen_compose(l, ntick, (uint64) node, idseq);
-
-		idgen_currval_note_snowflake(id);
-		return id;
-	}
+	note_issued(ntick, ask_ticks);
+	id = (int64) idgen_compose(l, ntick, (uint64) node, idseq);
+	idgen_currval_note_snowflake(id);
+	return id;
 }
 
 /* Tick of the last ID issued */

@@ -7,8 +7,10 @@
 # speed the generator is held back (it waits for the clock), and when it
 # falls behind the clock after using more than half a tick it may begin the
 # current tick at sequence 0; at one ID per tick the sequence still walks on
-# by one.  Outcomes only: uniqueness, order, how far ahead a time is, the
-# walk; never how fast.
+# by one.  A statement that pauses before drawing at full speed takes the
+# ticks that went unused since it began (issue 25).  Outcomes only:
+# uniqueness, order, how far ahead or behind a time is, the walk; never how
+# fast.
 use strict;
 use warnings;
 
@@ -56,6 +58,43 @@ SELECT max(extract(epoch FROM idgen.id_timestamp(id) - after) * 1e6)::bigint
 FROM fast});
 cmp_ok($ahead, '<=', 1000,
 	"full speed: no ID's time more than one tick ahead of the clock ($ahead µs)");
+
+# A statement that draws faster than the layout allows after a pause: a
+# materialised FROM generate_series builds its 400,000 rows before the first
+# call (tens of ms).  It goes on with the ticks that went unused since it
+# began, so it loses none of them: its first ID's time is that of the
+# statement's start, more than a few ticks before the clock read after it.
+# No ID's time is before the statement's start, none more than one tick
+# ahead of the clock; unique and increasing.
+$node->safe_psql(
+	'postgres', q{
+CREATE TABLE plain AS
+SELECT g, idgen.snowflake_nextval() AS id, clock_timestamp() AS after,
+       statement_timestamp() AS began
+FROM generate_series(1, 400000) AS g});
+is( $node->safe_psql(
+		'postgres', 'SELECT count(*) = count(DISTINCT id) FROM plain'),
+	't',
+	'materialised loop: 400,000 IDs, no duplicate');
+is(out_of_order('plain'), 0, 'materialised loop: every ID above the one before');
+is( $node->safe_psql(
+		'postgres', q{
+SELECT count(*) FROM plain
+WHERE idgen.id_timestamp(id) < date_trunc('milliseconds', began)}),
+	'0',
+	"materialised loop: no ID's time before the statement's start");
+$ahead = $node->safe_psql(
+	'postgres', q{
+SELECT max(extract(epoch FROM idgen.id_timestamp(id) - after) * 1e6)::bigint
+FROM plain});
+cmp_ok($ahead, '<=', 1000,
+	"materialised loop: no ID's time more than one tick ahead of the clock ($ahead µs)");
+my $behind = $node->safe_psql(
+	'postgres', q{
+SELECT (extract(epoch FROM after - idgen.id_timestamp(id)) * 1e6)::bigint
+FROM plain WHERE g = 1});
+cmp_ok($behind, '>', 5000,
+	"materialised loop: the first ID took a tick of the pause before it, not the clock's ($behind µs behind)");
 
 # Two backends at full speed for 3 s, each transaction 20,000 IDs into a
 # table: unique across both
