@@ -129,7 +129,7 @@
  *					current descriptor never changes while it is current, and
  *					callers never get ahead of the descriptor being written.
  *	slot.state, dyn_step, last_alloc, fetches, last_fetch, chain_len,
- *	alloc_epoch, chain_at
+ *	alloc_epoch, chain_at, hunger_at, hunger_epoch
  *					pg_atomic; the allocator, under LW_SHARED; read by the
  *					allocator and segment_status.  dyn_step and last_alloc
  *					are atomics so that segment_status, which reads them

@@ -393,6 +393,8 @@ init_slot(IdgenSegmentSlot *slot)
 	pg_atomic_init_u32(&slot->chain_len, 1);
 	pg_atomic_init_u32(&slot->alloc_epoch, 0);
 	pg_atomic_init_u64(&slot->chain_at, 0);
+	pg_atomic_init_u64(&slot->hunger_at, 0);
+	pg_atomic_init_u32(&slot->hunger_epoch, 0);
 	/* Epoch 0 is an empty segment: the first call finds it used up */
 	for (int i = 0; i < IDGEN_SEG_RING; i++)
 	{

@@ -84,6 +84,11 @@ typedef struct IdgenSegmentSlot
 									 * allocator */
 	pg_atomic_uint64 chain_at;	/* TimestampTz chain_len last changed;
 								 * allocator */
+	pg_atomic_uint64 hunger_at; /* TimestampTz from which the chain's hunger
+								 * is measured: the last allocation, or the
+								 * last pause noticed; allocator */
+	pg_atomic_uint32 hunger_epoch;	/* current epoch at hunger_at;
+									 * allocator */
 	IdgenSegmentDesc ring[IDGEN_SEG_RING];	/* by epoch, seqlock */
 	char		pad1[PG_CACHE_LINE_SIZE];	/* keeps pos off the lines above */
 	pg_atomic_uint64 pos;		/* (epoch << 40) | offset; fetch-add, CAS */

@@ -16,14 +16,21 @@
  * ahead of the current one, 1 being Leaf's double buffer.  It is refilled
  * when at most half of them are left and the current segment is past its
  * prefetch point (or used up), at most once per segment.  A tag is
- * hungry when its segments since the last allocation lasted less than
- * CHAIN_HUNGRY_MS each.  A hungry tag whose step cannot grow
+ * hungry when its segments since the last allocation, or since a pause
+ * (below), lasted less than CHAIN_HUNGRY_MS each.  A hungry tag whose step cannot grow
  * (idgen.segment_step_grow_after = 0, or the step is at
  * idgen.segment_max_step) doubles its chain, up to idgen.segment_chain_max,
  * so that Leaf's dynamic step stays the first answer to hunger and each
  * allocation stays one segment while the step can still grow (once the step
- * reached its maximum, from the next refill on).  A refill that finds the tag not hungry halves the chain;
- * so does every CHAIN_SHRINK_MS without an allocation.
+ * reached its maximum, from the next refill on).  A refill that finds the
+ * tag not hungry halves the chain.  So does every CHAIN_SHRINK_MS without
+ * an allocation (a pause), but never below the segments still ready: a
+ * chain shorter than what is ready would be refilled only once they are
+ * nearly all used, and the first calls after the pause would wait for the
+ * worker.  A pause also starts the measure of hunger afresh, so that after
+ * it a tag drawing as fast as before is still hungry (the pause is not
+ * segments that lasted long).  Leaf's dynamic step still counts from the
+ * last allocation.
  *
  * The remote worker (a central segment server) keeps the double buffer: its
  * tags' chains stay at 1.
@@ -87,6 +94,8 @@ typedef struct SegmentNeed
 	int64		prev_step;		/* slot's dyn_step, 0 if none */
 	int64		lasted_ms;		/* how long each segment since the last
 								 * allocation lasted, -1 if none */
+	int64		hunger_ms;		/* the same since a pause noticed after
+								 * it, if any; -1 if none */
 	int			count;			/* segments to allocate */
 } SegmentNeed;
 
@@ -401,6 +410,8 @@ publish(const SegmentNeed *need, AllocResult result, int64 first, int64 len,
 			pg_atomic_write_u64(&slot->last_alloc, (uint64) now);
 			pg_atomic_write_u64(&slot->last_fetch, (uint64) now);
 			pg_atomic_write_u32(&slot->alloc_epoch, (uint32) e);
+			pg_atomic_write_u64(&slot->hunger_at, (uint64) now);
+			pg_atomic_write_u32(&slot->hunger_epoch, (uint32) e);
 			pg_atomic_fetch_add_u64(&slot->fetches, n);
 			pg_atomic_write_u32(&slot->state, IDGEN_SEG_ACTIVE);
 		}
@@ -447,16 +458,34 @@ slot_needs(IdgenSegmentSlot *slot, TimestampTz now, SegmentNeed *need,
 	if (!urgent && !(r < k && r <= k / 2 && off >= (uint64) d->prefetch_at &&
 					 (uint32) e != pg_atomic_read_u32(&slot->alloc_epoch)))
 	{
-		/* Not due: a chain without allocations for a while shrinks */
-		if (k > 1 &&
-			(k > kmax ||
-			 (TimestampDifferenceExceeds(prev_alloc, now, CHAIN_SHRINK_MS) &&
-			  TimestampDifferenceExceeds((TimestampTz) pg_atomic_read_u64(&slot->chain_at),
-										 now, CHAIN_SHRINK_MS))))
+		/*
+		 * Not due.  A chain longer than idgen.segment_chain_max shrinks to
+		 * it.  A pause (no allocation, chain change or pause noticed for
+		 * CHAIN_SHRINK_MS) halves the chain, never below the segments still
+		 * ready, and starts the measure of hunger afresh.
+		 */
+		if (k > kmax)
 		{
-			pg_atomic_write_u32(&slot->chain_len, (uint32) Min(k / 2, kmax));
+			pg_atomic_write_u32(&slot->chain_len, (uint32) kmax);
 			pg_atomic_write_u64(&slot->chain_at, (uint64) now);
 			*changed = true;
+		}
+		else if (state == IDGEN_SEG_ACTIVE &&
+				 TimestampDifferenceExceeds(prev_alloc, now, CHAIN_SHRINK_MS) &&
+				 TimestampDifferenceExceeds((TimestampTz) pg_atomic_read_u64(&slot->chain_at),
+											now, CHAIN_SHRINK_MS) &&
+				 TimestampDifferenceExceeds((TimestampTz) pg_atomic_read_u64(&slot->hunger_at),
+											now, CHAIN_SHRINK_MS))
+		{
+			knew = Max(Max(k / 2, r), 1);
+			if (knew != k)
+			{
+				pg_atomic_write_u32(&slot->chain_len, (uint32) knew);
+				pg_atomic_write_u64(&slot->chain_at, (uint64) now);
+				*changed = true;
+			}
+			pg_atomic_write_u64(&slot->hunger_at, (uint64) now);
+			pg_atomic_write_u32(&slot->hunger_epoch, (uint32) e);
 		}
 		return 0;
 	}
@@ -464,12 +493,21 @@ slot_needs(IdgenSegmentSlot *slot, TimestampTz now, SegmentNeed *need,
 	need->urgent = urgent;
 	need->prev_step = prev_step;
 	need->lasted_ms = -1;
+	need->hunger_ms = -1;
 	if (prev_alloc != 0 && state == IDGEN_SEG_ACTIVE)
 	{
 		uint64		used = (e - pg_atomic_read_u32(&slot->alloc_epoch)) &
 			IDGEN_SEG_EPOCH_MASK;
+		TimestampTz since = (TimestampTz) pg_atomic_read_u64(&slot->hunger_at);
 
 		need->lasted_ms = (now - prev_alloc) / 1000 / (int64) Max(used, 1);
+		/*
+		 * Hunger since the pause noticed last, if any: over two segments at
+		 * least, as the first may have been used mostly before it
+		 */
+		used = (e - pg_atomic_read_u32(&slot->hunger_epoch)) & IDGEN_SEG_EPOCH_MASK;
+		need->hunger_ms = (since > prev_alloc && used >= 2) ?
+			(now - since) / 1000 / (int64) used : need->lasted_ms;
 	}
 
 	/*
@@ -478,7 +516,7 @@ slot_needs(IdgenSegmentSlot *slot, TimestampTz now, SegmentNeed *need,
 	 * which a longer chain would not have avoided.
 	 */
 	hungry = state == IDGEN_SEG_ACTIVE &&
-		need->lasted_ms >= 0 && need->lasted_ms < CHAIN_HUNGRY_MS;
+		need->hunger_ms >= 0 && need->hunger_ms < CHAIN_HUNGRY_MS;
 	step_fixed = idgen_segment_grow_after_ms == 0 ||
 		prev_step >= (int64) idgen_segment_max_step;
 	if (hungry && step_fixed)

@@ -5,7 +5,7 @@
 # client's IDs strictly increase, the chain grew while the tag was hungry
 # (chain_length > 1, several segments ready) and never beyond
 # idgen.segment_chain_max, every segment has the tag's step, and once the
-# load stops the chain shrinks back to 1 (Leaf's double buffer).  After a
+# load stops the chain shrinks, but not below the segments still ready.  After a
 # restart the IDs continue above the old max_id, and the table's max_id is
 # never behind an issued ID.
 use strict;
@@ -78,16 +78,26 @@ is($node->safe_psql('postgres', q{
 	SELECT step FROM idgen.segment_alloc WHERE biz_tag = 'small'}),
 	'100', 'the table keeps the configured step');
 
-# Fed (no allocation for a while): the chain shrinks back to 1
-my $chain;
+# A pause (no allocation for a while): the chain halves, but never below
+# the segments still ready, which the tag keeps; a chain shorter than them
+# would be refilled only once they were nearly all used, and the first
+# calls after the pause would wait (issue 25)
+my ($chain, $ready);
 for (1 .. 1200)
 {
-	$chain = $node->safe_psql('postgres', q{
-		SELECT chain_length FROM idgen.segment_status WHERE biz_tag = 'small'});
-	last if $chain eq '1';
+	($chain, $ready) = split /\|/, $node->safe_psql('postgres', q{
+		SELECT chain_length, segments_ready FROM idgen.segment_status
+		 WHERE biz_tag = 'small'});
+	last if $chain == ($ready > 1 ? $ready : 1);
 	sleep 0.25;
 }
-is($chain, '1', 'after the load stops the chain shrinks back to 1');
+is($chain, ($ready > 1 ? $ready : 1),
+	"after the load stops the chain shrinks to the segments still ready ($ready)");
+sleep 6;
+is($node->safe_psql('postgres', q{
+	SELECT chain_length >= segments_ready AND chain_length >= 1
+	  FROM idgen.segment_status WHERE biz_tag = 'small'}),
+	't', 'a longer pause does not take the chain below the segments ready');
 
 # idgen.segment_chain_max = 1: Leaf's double buffer only
 $node->append_conf('postgresql.conf', 'idgen.segment_chain_max = 1');
