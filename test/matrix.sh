@@ -251,18 +251,21 @@ run_version() {
 	( {
 		echo "== PG $n ($suite) in $root, $(date -u '+%F %T') UTC"
 		if [ $is_fresh = 1 ]; then
-			# The README's two commands, as a new user runs them
-			echo "== bash test/demo.sh"
-			in_root "$root" bash -c 'cd /root/idgen && bash test/demo.sh'
+			# The README's two commands, as a new user runs them, with
+			# the version picked as the README says (PG_MAJOR): a
+			# release's own version is its default, but sid's default is
+			# not the 19 that experimental has
+			echo "== PG_MAJOR=$n bash test/demo.sh"
+			in_root "$root" env PG_MAJOR="$n" bash -c 'cd /root/idgen && bash test/demo.sh'
 			rc=$?
 			t0=$(date +%s)
 			echo "== setup/demo done in $((t0 - t1)) s"
 			[ $rc -eq 0 ] || echo "FAILED: demo (exit $rc)"
-			echo "== bash test/run.sh"
-			in_root "$root" env FUZZ_SECONDS="${FUZZ_SECONDS:-}" TAP_TESTS="${TAP_TESTS:-}" \
+			echo "== PG_MAJOR=$n bash test/run.sh"
+			in_root "$root" env PG_MAJOR="$n" FUZZ_SECONDS="${FUZZ_SECONDS:-}" TAP_TESTS="${TAP_TESTS:-}" \
 				bash -c 'cd /root/idgen && bash test/run.sh'
 			echo "== bash test/package.sh"
-			in_root "$root" bash -c 'cd /root/idgen && bash test/package.sh'
+			in_root "$root" env PG_MAJOR="$n" bash -c 'cd /root/idgen && bash test/package.sh'
 		else
 			in_root "$root" env PG_CONFIG=/usr/lib/postgresql/$n/bin/pg_config \
 				bash /root/idgen/test/setup.sh
@@ -293,6 +296,11 @@ run_version() {
 	else
 		v_failed=1
 		v_note="$v_note; the suite printed no result (log: $log)"
+	fi
+	# The suite must have run against this version, not the release's default
+	if ! grep -qE "^== build and install for PostgreSQL $n \(PostgreSQL $n([^0-9]|\$)" "$log"; then
+		v_failed=$((v_failed + 1))
+		v_note="$v_note; the suite did not build against PostgreSQL $n"
 	fi
 	# The release zip and the Debian package (test/package.sh) count too
 	line=$(grep -E '^package: [0-9]+ passed, [0-9]+ failed$' "$log" | tail -1)

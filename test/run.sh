@@ -19,7 +19,7 @@ failures=()
 pass() { passed=$((passed + 1)); echo "ok: $1"; }
 fail() { failed=$((failed + 1)); failures+=("$1"); echo "FAILED: $1"; }
 
-echo "== build and install"
+echo "== build and install for PostgreSQL $PG_MAJOR ($("$PG_CONFIG" --version))"
 if ! build_and_install; then
 	fail "build"
 	echo "$passed passed, $failed failed"
