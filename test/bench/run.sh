@@ -22,6 +22,11 @@
 #   BENCH_PORT=N      server port (default 54339; the socket is in ./tmp_bench)
 #   BENCH_OUT=DIR     where results.md and chart.png go
 #   BENCH_ONLY="..."  run only these parts of: single pgbench insert rate latency
+#   PGEDGE_SRC=DIR    a source checkout of pgEdge's snowflake extension: it is
+#                     built (in a scratch copy) and installed into the same
+#                     PostgreSQL, and measured beside idgen in every table.
+#                     Without it (pgEdge's extension is in no Debian release)
+#                     its rows are n/a, and the run says why.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 top=$(pwd)
@@ -54,6 +59,27 @@ bash test/setup.sh
 . test/env.sh
 echo "== build and install"
 build_and_install
+# pgEdge's snowflake, from the source checkout given (never committed here)
+pgedge_why=
+if [ -n "${PGEDGE_SRC:-}" ]; then
+	if [ ! -f "$PGEDGE_SRC/snowflake.c" ]; then
+		pgedge_why="PGEDGE_SRC=$PGEDGE_SRC has no snowflake.c"
+	else
+		pgedge_build=$(mktemp -d /tmp/idgen-bench-pgedge.XXXXXX)
+		cp -a "$PGEDGE_SRC/." "$pgedge_build/"
+		echo "== build and install pgEdge's snowflake from $PGEDGE_SRC"
+		if ! { make -s -C "$pgedge_build" USE_PGXS=1 PG_CONFIG="$PG_CONFIG" &&
+			make -s -C "$pgedge_build" USE_PGXS=1 PG_CONFIG="$PG_CONFIG" install; } >"$pgedge_build.log" 2>&1; then
+			cat "$pgedge_build.log" >&2
+			pgedge_why="pgEdge's snowflake did not build from $PGEDGE_SRC (log above)"
+		fi
+		pgedge_rev=$(git -C "$PGEDGE_SRC" rev-parse --short HEAD 2>/dev/null ||
+			sed -n "s/^default_version = '\(.*\)'/version \1/p" "$PGEDGE_SRC/snowflake.control")
+		rm -rf "$pgedge_build" "$pgedge_build.log"
+	fi
+else
+	pgedge_why="PGEDGE_SRC is not set (pgEdge's snowflake is in no Debian release; give a source checkout to measure it)"
+fi
 # The code measured: the commit built, and whether the tree differed from it
 commit=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
 [ -z "$(git status --porcelain -- src idgen--*.sql idgen.control Makefile 2>/dev/null)" ] ||
@@ -175,18 +201,30 @@ gene=
 if have 'idgen.gene_id(text,integer)'; then
 	q "SELECT idgen.gene_id('testroy', 3)" >/dev/null && gene=1
 fi
-# pgEdge's snowflake extension, where it is installed (it is not in Debian):
-# its rows show n/a otherwise
+# pgEdge's snowflake extension, built above from PGEDGE_SRC: its rows show
+# n/a otherwise, with the reason in the report
 pgedge=
-if q "CREATE EXTENSION IF NOT EXISTS snowflake" >/dev/null 2>&1 &&
-	have 'snowflake.nextval(regclass)' &&
-	q "SELECT snowflake.nextval()" >/dev/null 2>&1; then
-	pgedge=1
-else
-	echo "bench: pgEdge's snowflake extension is not installed; its rows are n/a"
+if [ -z "$pgedge_why" ]; then
+	if q "CREATE EXTENSION IF NOT EXISTS snowflake" >/dev/null 2>&1 &&
+		have 'snowflake.nextval(regclass)' &&
+		q "SELECT snowflake.nextval()" >/dev/null 2>&1; then
+		pgedge=1
+		pgedge_ver=$(q "SELECT extversion FROM pg_extension WHERE extname = 'snowflake'")
+	else
+		pgedge_why="CREATE EXTENSION snowflake or snowflake.nextval() failed after the build"
+	fi
 fi
-# An alternative is measured if its requirement (seg/gene/pgedge/1) is met
-avail() { case $1 in seg) [ -n "$seg" ] ;; gene) [ -n "$gene" ] ;; pgedge) [ -n "$pgedge" ] ;; *) true ;; esac; }
+[ -n "$pgedge" ] || echo "bench: pgEdge's snowflake rows are n/a: $pgedge_why"
+# uuidv7() is PostgreSQL's own from 18 on
+uuid7=
+have 'uuidv7()' && uuid7=1
+# An alternative is measured if its requirement (seg/gene/pgedge/uuid7/1) is met
+avail() {
+	case $1 in
+	seg) [ -n "$seg" ] ;; gene) [ -n "$gene" ] ;; pgedge) [ -n "$pgedge" ] ;;
+	uuid7) [ -n "$uuid7" ] ;; *) true ;;
+	esac
+}
 
 # Single backend: name|requirement|expression.  The snowflake kinds come
 # first: they may run ahead of the clock, which then drains during the others.
@@ -199,6 +237,7 @@ single=(
 	"nextval() CACHE 1|1|nextval('bench_seq1')"
 	"nextval() CACHE 1000|1|nextval('bench_seq1000')"
 	"gen_random_uuid()|1|gen_random_uuid()"
+	"uuidv7()|uuid7|uuidv7()"
 )
 want single && echo "== single backend: count(f()) over $rows rows, $single_rounds rounds"
 for r in $(rounds_of single 0 "$single_rounds"); do
@@ -227,6 +266,7 @@ stmts=(
 	"pgEdge snowflake.nextval()|pgedge|SELECT snowflake.nextval()"
 	"nextval() CACHE 1|1|SELECT nextval('bench_seq1')"
 	"gen_random_uuid()|1|SELECT gen_random_uuid()"
+	"uuidv7()|uuid7|SELECT uuidv7()"
 )
 # Run pgbench with a one-statement script; prints TPS.  Extra options follow.
 pgb() {
@@ -263,6 +303,7 @@ inserts=(
 	"snowflake_nextval()|1|id bigint PRIMARY KEY DEFAULT idgen.snowflake_nextval()"
 	"segment_nextval(tag)|seg|id bigint PRIMARY KEY DEFAULT idgen.segment_nextval('bench')"
 	"pgEdge snowflake.nextval()|pgedge|id bigint PRIMARY KEY DEFAULT snowflake.nextval()"
+	"uuidv7()|uuid7|id uuid PRIMARY KEY DEFAULT uuidv7()"
 )
 want insert && echo "== insert $rows rows, $rounds rounds"
 for r in $(rounds_of insert 1); do
@@ -299,8 +340,13 @@ loop_fscan="SELECT count(idgen.snowflake_nextval()) FROM generate_series(1, $bat
 backends() { if [ "$1" -gt 1 ]; then echo "$1 backends"; else echo "1 backend"; fi; }
 # name|idgen.max_lead as set|as shown|loop|seconds
 sustained=("max_lead 0|0|0|$loop_stream|$pgb_t"
+	"max_lead 0, FROM generate_series|0|0|$loop_fscan|$pgb_t"
 	"no limit|1h|1h|$loop_stream|$nolimit_t"
 	"no limit, FROM generate_series|1h|1h|$loop_fscan|$nolimit_t")
+# The rate a caller held to the clock can reach: the smaller of the
+# layout's limit and what the same loop at the same backends draws without
+# a limit.  "max_lead 0[, loop]" is compared with "no limit[, loop]".
+nolimit_of() { echo "no limit${1#max_lead 0}"; }
 # After no-limit runs the generator may be tens of seconds ahead
 drain_all() { drain_lead 1200; }
 want rate && echo "== snowflake rate, $rate_clients backends, $rounds rounds"
@@ -463,6 +509,11 @@ for e in "${sustained[@]}"; do
 		derive rate "$name" rate "$name" "a / $layout_max" share "$name"
 		# Speed with c backends over the speed with one
 		derive rate "$name" rate "$ml_name, 1 backend" "a / b" x_one "$name"
+		# Held to the clock: the share of what this caller can reach
+		case $ml_name in "max_lead 0"*)
+			derive rate "$name" rate "$(nolimit_of "$ml_name"), $(backends "$c")" \
+				"a / (b < $layout_max ? b : $layout_max)" reach "$name" ;;
+		esac
 	done
 done
 for e in "${lats[@]}"; do
@@ -522,12 +573,13 @@ t_rate=$work/rate.tsv t_lat=$work/lat.tsv
 	done
 } >"$t_ins"
 {
-	printf 'snowflake_nextval()\tIDs/s\tshare of layout max %s/s\tvs 1 backend\tlead at end (ms)\tshare net of the lead\tclock waits\n' "$layout_max"
+	printf 'snowflake_nextval()\tIDs/s\tshare of layout max %s/s\tshare of min(limit, no-limit rate)\tvs 1 backend\tlead at end (ms)\tshare net of the lead\tclock waits\n' "$layout_max"
 	for e in "${sustained[@]}"; do
 		IFS='|' read -r ml_name _ <<<"$e"
 		for c in $rate_clients; do
 			name="$ml_name, $(backends "$c")"
-			printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$name" "$(mmm 0 rate "$name")" "$(pct share "$name")" \
+			printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$name" "$(mmm 0 rate "$name")" "$(pct share "$name")" \
+				"$(pct reach "$name" | sed 's/^n\/a$/—/')" \
 				"$(ratio x_one "$name")" "$(mmm 0 lead_ms "$name")" "$(pct net "$name")" "$(mmm 0 clock_waits "$name")"
 		done
 	done
@@ -546,8 +598,10 @@ t_rate=$work/rate.tsv t_lat=$work/lat.tsv
 # Goals: "label|kind|name|threshold"; a negative threshold is a ceiling.
 # Shares print as percentages, the rest as ratios.
 goals=(
-	"sustained, max_lead 0, 1 backend >= 97% of the layout's limit|share|max_lead 0, 1 backend|0.97"
-	"sustained, max_lead 0, 2 backends >= 97% of the layout's limit|share|max_lead 0, 2 backends|0.97"
+	"max_lead 0, streaming loop, 1 backend >= 97% of min(limit, its no-limit rate)|reach|max_lead 0, 1 backend|0.97"
+	"max_lead 0, streaming loop, 2 backends >= 97% of min(limit, its no-limit rate)|reach|max_lead 0, 2 backends|0.97"
+	"max_lead 0, FROM generate_series, 1 backend >= 97% of min(limit, its no-limit rate)|reach|max_lead 0, FROM generate_series, 1 backend|0.97"
+	"max_lead 0, FROM generate_series, 2 backends >= 97% of min(limit, its no-limit rate)|reach|max_lead 0, FROM generate_series, 2 backends|0.97"
 	"no limit, FROM generate_series: 2 backends >= 1 backend|x_one|no limit, FROM generate_series, 2 backends|1"
 	"no limit, FROM generate_series: 4 backends >= 1 backend|x_one|no limit, FROM generate_series, 4 backends|1"
 	"max_lead 0: an ID's time never more than one tick (1000 µs) ahead of the clock|ahead_us|max_lead 0|-1000"
@@ -568,7 +622,7 @@ t_goals=$work/goals.tsv
 		IFS='|' read -r label kind name th <<<"$g"
 		m=$(med "$kind" "$name")
 		if [ "$m" = n/a ]; then shown=n/a
-		elif [ "$kind" = share ]; then shown=$(awk -v m="$m" 'BEGIN { printf "%.1f%%", 100 * m }')
+		elif [ "$kind" = share ] || [ "$kind" = reach ]; then shown=$(awk -v m="$m" 'BEGIN { printf "%.1f%%", 100 * m }')
 		elif [ "$kind" = seg_waits ]; then shown="$(mmm 0 seg_waits "$name") calls"
 		elif [ "$kind" = ahead_us ]; then shown="$(mmm 0 ahead_us "$name") µs"
 		else shown="$(fmt 2 "$m")x"; fi
@@ -605,27 +659,36 @@ settings="$rounds runs per figure ($single_rounds single-backend); $rows rows pe
 		printf '"%s"\t%s\t%s\t%s\n' "$name" "$m" "$lo" "$hi"
 	done
 } >"$work/chart_single.dat"
-# Sustained rate by backends: max_lead 0 (sustained), default (burst), limit
+# Rate by backends: each loop held to the clock (max_lead 0) and without a
+# limit; the layout's limit is drawn as a line
 {
-	printf 'backends\t"max_lead 0 (sustained)"\t"no limit (burst)"\n'
+	printf 'backends\t"streaming, max_lead 0"\t"streaming, no limit"\t"FROM generate_series, max_lead 0"\t"FROM generate_series, no limit"\n'
 	for c in $rate_clients; do
-		s0=$(med rate "max_lead 0, $(backends "$c")")
-		s5=$(med rate "no limit, $(backends "$c")")
-		printf '%s\t%s\t%s\n' "$c" "$([ "$s0" = n/a ] && echo NaN || echo "$s0")" \
-			"$([ "$s5" = n/a ] && echo NaN || echo "$s5")"
+		printf '%s' "$c"
+		for n in "max_lead 0" "no limit" "max_lead 0, FROM generate_series" "no limit, FROM generate_series"; do
+			m=$(med rate "$n, $(backends "$c")")
+			printf '\t%s' "$([ "$m" = n/a ] && echo NaN || echo "$m")"
+		done
+		echo
 	done
 } >"$work/chart_rate.dat"
-# Columns of chart_tps.dat with data (pgEdge's is empty where not installed)
-tps_cols=$(( ${#stmts[@]} + 1 ))
-[ -n "$pgedge" ] || tps_cols=$((tps_cols - 1))
+# TPS by clients: only the statements that were measured, so that the
+# chart has no legend entry without a line
+tps_cols=1
 {
 	printf 'clients'
-	for e in "${stmts[@]}"; do IFS='|' read -r name _ _ <<<"$e"; printf '\t"%s"' "$name"; done
+	for e in "${stmts[@]}"; do
+		IFS='|' read -r name req _ <<<"$e"
+		avail "$req" || continue
+		printf '\t"%s"' "$name"
+		tps_cols=$((tps_cols + 1))
+	done
 	echo
 	for c in $clients_list; do
 		printf '%s' "$c"
 		for e in "${stmts[@]}"; do
-			IFS='|' read -r name _ _ <<<"$e"
+			IFS='|' read -r name req _ <<<"$e"
+			avail "$req" || continue
 			m=$(med tps "$name@$c")
 			printf '\t%s' "$([ "$m" = n/a ] && echo NaN || echo "$m")"
 		done
@@ -655,8 +718,18 @@ if ! gnuplot -e "datadir='$work'; rows='$rows'; tps_cols=$tps_cols; layout_max=$
 fi
 
 # Output: text to stdout, markdown to results.md
+# Where the alternatives that are not PostgreSQL's core come from
+alternatives="pgEdge's snowflake: "
+if [ -n "$pgedge" ]; then
+	alternatives+="built from source ($pgedge_rev, extension version $pgedge_ver) into the same server"
+else
+	alternatives+="n/a, $pgedge_why"
+fi
+alternatives+="; uuidv7(): "
+if [ -n "$uuid7" ]; then alternatives+="PostgreSQL's own"; else alternatives+="n/a before PostgreSQL 18"; fi
 report_text() {
 	echo "idgen benchmark, $when, commit $commit"
+	echo "$alternatives"
 	echo "machine: $machine"
 	echo "load average before: $load_before; highest 1-min during: $load_max; after: $load_after; took ${elapsed} s"
 	echo "$settings"
@@ -693,6 +766,7 @@ report_md() {
 	echo "- Load average before the run: $load_before; highest 1-minute load at the end of a round: $load_max (this counts the benchmark's own clients, up to 8 pgbench clients and their backends); after: $load_after. The machine is shared, so ratios come from the same rounds. The run took ${elapsed} s"
 	echo "- Settings: $settings; shared_buffers 256MB, work_mem 256MB (generate_series stays in memory), fsync on, synchronous_commit on, autovacuum off"
 	echo "- Cells are median (min–max) of the runs; ratios are the median of per-round ratios, so drift between rounds cancels"
+	echo "- $alternatives"
 	echo
 	echo "## Single backend: \`SELECT count(f()) FROM generate_series(1, $rows)\`"
 	echo
@@ -716,7 +790,9 @@ report_md() {
 	echo
 	echo "- **max_lead 0** (${pgb_t} s a run): the generator is held to the wall clock (an ID's tick is at most one ahead of the clock's: the next tick may begin once the current one is used up). This is the **sustained rate** against the layout's physical limit. Loop: \`$loop_stream\` (generate_series in the select list streams its rows, about 35 ns a row here, so the generator is most of the work)."
 	echo "- **no limit** (${nolimit_t} s a run): idgen.max_lead 1 h, so the generator may borrow future ticks: a **burst**, showing how the one shared generator scales with backends. Same loop; here the generator itself is the work, and every ID is one atomic add on one shared cache line, which two CPUs pass back and forth."
-	echo "- **no limit, FROM generate_series**: the loop \`$loop_fscan\` (a materialised function scan, a few hundred ns a row here): each backend has per-row work of its own besides the generator, as an application's statements do."
+	echo "- **FROM generate_series** rows: the loop \`$loop_fscan\` (a materialised function scan, a few hundred ns a row here): each backend has per-row work of its own besides the generator, as an application's statements do. A backend of this loop is only a little faster than the layout's limit, which is where a generator held to the clock loses most if it waits badly."
+	echo
+	echo "Share of min(limit, no-limit rate): a max_lead 0 row's rate over the smaller of the layout's limit and the rate of the same loop at the same backends without a limit (in the same round): how much of what this caller could draw the clock leaves it."
 	echo
 	echo "vs 1 backend: the rate over the rate of one backend in the same mode. Lead: how far the generator was ahead of the wall clock at the end; share net of the lead: the share of the wall clock's ticks used during the run (IDs minus the ticks borrowed during it); clock waits: calls that waited for the wall clock."
 	echo
