@@ -383,12 +383,56 @@ REVOKE ALL ON FUNCTION idgen.adopt_column(regclass, name, text) FROM PUBLIC;
 -- reload-only: a caller's SET, set_config or ALTER ROLE/DATABASE ... SET
 -- cannot change them, only postgresql.conf or ALTER SYSTEM can.
 CREATE FUNCTION idgen.serving_settings(OUT node_lease_guard interval,
-    OUT segment_max_step bigint)
+    OUT segment_max_step bigint, OUT node_lease_max_time interval)
     RETURNS record
     LANGUAGE C STABLE PARALLEL RESTRICTED
     AS 'MODULE_PATHNAME', 'serving_settings';
 COMMENT ON FUNCTION idgen.serving_settings() IS
-    'Bounds this server enforces as node registry (idgen.node_lease_guard) and central segment server (idgen.segment_max_step), from its own configuration only';
+    'Bounds this server enforces as node registry (idgen.node_lease_guard, idgen.node_lease_max_time) and central segment server (idgen.segment_max_step), from its own configuration only';
+
+-- The lease a node registry grants for lease_ms: at least a second, and
+-- refused (22023) beyond the registry's own idgen.node_lease_max_time, so
+-- that no caller holds a node id longer than the registry allows.
+CREATE FUNCTION idgen.node_lease_interval(lease_ms int) RETURNS interval
+    LANGUAGE plpgsql STABLE
+    SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    most interval := (SELECT s.node_lease_max_time FROM idgen.serving_settings() s);
+    lease interval := greatest(coalesce(lease_ms, 0), 1000) * interval '1 ms';
+BEGIN
+    IF lease > most THEN
+        RAISE EXCEPTION 'node lease time % is longer than this registry allows', justify_hours(lease)
+            USING ERRCODE = 'invalid_parameter_value',
+                  DETAIL = format('The registry''s idgen.node_lease_max_time is %s.', most),
+                  HINT = 'Lower idgen.node_lease_time on the server that asks, or raise idgen.node_lease_max_time on the registry.';
+    END IF;
+    RETURN lease;
+END
+$$;
+COMMENT ON FUNCTION idgen.node_lease_interval(int) IS
+    'Lease time a node registry grants for a request (at least 1 s, at most its idgen.node_lease_max_time)';
+
+-- node_lease_renew grants what node_lease_interval grants (section "serving
+-- bounds"); otherwise as before
+CREATE OR REPLACE FUNCTION idgen.node_lease_renew(lease_namespace text,
+    lease_node int, lease_instance text, lease_ms int, promise_tick bigint)
+    RETURNS boolean
+    LANGUAGE plpgsql
+    SECURITY DEFINER
+    SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    UPDATE idgen.node_lease l
+    SET heartbeat = now(),
+        expires_at = greatest(l.expires_at,
+                              now() + idgen.node_lease_interval(lease_ms)),
+        last_tick = greatest(l.last_tick, promise_tick)
+    WHERE l.namespace = lease_namespace AND l.node_id = lease_node
+      AND l.instance = lease_instance;
+    RETURN FOUND;
+END
+$$;
 
 -- One row per namespace; node_lease_acquire locks its namespace's row to
 -- take one lease at a time.  No other role may read or lock it (unlike an
@@ -590,7 +634,7 @@ AS $$
 DECLARE
     r record;
     guard interval := (SELECT s.node_lease_guard FROM idgen.serving_settings() s);
-    lease interval := greatest(coalesce(lease_ms, 0), 1000) * interval '1 ms';
+    lease interval := idgen.node_lease_interval(lease_ms);
     top int := least(coalesce(max_node, -1), 1048574);
 BEGIN
     IF lease_namespace IS NULL OR lease_instance IS NULL THEN
@@ -625,8 +669,12 @@ BEGIN
             last_tick = greatest(l.last_tick, promise_tick)
         WHERE l.namespace = lease_namespace AND l.node_id = r.node_id;
         leased_node := r.node_id;
-        previous_instance := r.instance;
-        previous_last_tick := r.last_tick;
+        -- Another server's name without its key (which would let the
+        -- caller act as that server); NULL when the row was the caller's
+        IF r.instance <> lease_instance THEN
+            previous_instance := regexp_replace(r.instance, ' key [0-9a-f]+$', '');
+            previous_last_tick := r.last_tick;
+        END IF;
         RETURN;
     END IF;
 

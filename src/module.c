@@ -210,15 +210,18 @@ Datum
 serving_settings(PG_FUNCTION_ARGS)
 {
 	TupleDesc	tupdesc;
-	Datum		values[2];
-	bool		nulls[2] = {false, false};
+	Datum		values[3];
+	bool		nulls[3] = {false, false, false};
 	Interval   *guard = palloc0(sizeof(Interval));
+	Interval   *lease_max = palloc0(sizeof(Interval));
 
 	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
 		elog(ERROR, "return type must be a row type");
 	guard->time = (int64) idgen_node_guard_ms * 1000;
+	lease_max->time = (int64) idgen_node_lease_max_ms * 1000;
 	values[0] = IntervalPGetDatum(guard);
 	values[1] = Int64GetDatum((int64) idgen_segment_max_step);
+	values[2] = IntervalPGetDatum(lease_max);
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(BlessTupleDesc(tupdesc),
 													  values, nulls)));
 }

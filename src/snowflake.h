@@ -170,6 +170,7 @@ extern char *idgen_node_registry;
 extern char *idgen_node_namespace;
 extern int	idgen_node_lease_ms;
 extern int	idgen_node_guard_ms;
+extern int	idgen_node_lease_max_ms;
 
 /* Module load and shared memory (snowflake_lease.c, called from module.c) */
 extern void idgen_snowflake_lease_define_gucs(void);

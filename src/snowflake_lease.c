@@ -63,6 +63,7 @@ char	   *idgen_node_registry = NULL;
 char	   *idgen_node_namespace = NULL;
 int			idgen_node_lease_ms = 30000;
 int			idgen_node_guard_ms = 10000;
+int			idgen_node_lease_max_ms = 600000;
 
 /* The lease's shared memory */
 IdgenSnowflakeLease *idgen_snowflake_lease = NULL;
@@ -76,7 +77,8 @@ static char instance_name[IDGEN_LEASE_TEXT_LEN];
 static char instance_shown[IDGEN_LEASE_TEXT_LEN];
 
 /*
- * Define the registry's own bound, idgen.node_lease_guard.  Also runs when
+ * Define the registry's own bounds, idgen.node_lease_guard and
+ * idgen.node_lease_max_time.  Also runs when
  * the library is loaded without the preload (a registry calling
  * idgen.serving_settings): reload-only, so its value comes from the
  * server's configuration (postgresql.conf, ALTER SYSTEM), never from a
@@ -88,6 +90,10 @@ idgen_snowflake_lease_define_serving_gucs(void)
 	DefineCustomIntVariable("idgen.node_lease_guard",
 							"How long a node id whose lease ran out stays unused before another server may lease it.",
 							NULL, &idgen_node_guard_ms, 10000, 0, INT_MAX / 2,
+							PGC_SIGHUP, GUC_UNIT_MS, NULL, NULL, NULL);
+	DefineCustomIntVariable("idgen.node_lease_max_time",
+							"The longest node id lease this server grants as a node registry; a server asking for a longer one is refused.",
+							NULL, &idgen_node_lease_max_ms, 600000, 1000, INT_MAX / 2,
 							PGC_SIGHUP, GUC_UNIT_MS, NULL, NULL, NULL);
 }
 

@@ -13,6 +13,9 @@
 #    reload change them;
 #  - another LOGIN role holding the advisory lock that 0.3.0 took, or
 #    trying to lock the registry's tables, keeps no one from leasing;
+#  - a lease longer than the registry's idgen.node_lease_max_time (15 min
+#    here) is refused (22023), for acquisition and renewal, whatever a
+#    session sets; the previous holder's name comes back without its key;
 #  - on a server with the library preloaded, a session cannot SET them.
 use strict;
 use warnings;
@@ -25,6 +28,7 @@ use IdgenTest;
 my $reg = idgen_node('serving', preload => 0, conf => q{
 idgen.node_lease_guard = '1h'
 idgen.segment_max_step = 500
+idgen.node_lease_max_time = '15min'
 });
 $reg->start;
 $reg->safe_psql('postgres', q{
@@ -50,7 +54,7 @@ sub as_role
 }
 
 is($reg->safe_psql('postgres', 'SELECT * FROM idgen.serving_settings()'),
-	'01:00:00|500', 'serving_settings shows postgresql.conf\'s values');
+	'01:00:00|500|00:15:00', 'serving_settings shows postgresql.conf\'s values');
 
 # --- A lease that ran out a moment ago stays the victim's for an hour ---
 my ($ret, $out, $err) = as_role('leaser', q{
@@ -76,10 +80,11 @@ sub attack
 	is((split /\n/, $out)[-1], '500', "$how: a segment of the server's 500");
 	$allocs++;
 	($ret, $out, $err) = as_role('leaser', "$set\n$shown;\nCOMMIT;", %env);
-	is((split /\n/, $out)[-1], '01:00:00|500', "$how: serving_settings shows the file's values");
+	is((split /\n/, $out)[-1], '01:00:00|500|00:15:00', "$how: serving_settings shows the file's values");
 	return;
 }
-attack('SET', q{SET idgen.node_lease_guard = '0'; SET idgen.segment_max_step = 1000000000;});
+attack('SET', q{SET idgen.node_lease_guard = '0'; SET idgen.segment_max_step = 1000000000;
+	SET idgen.node_lease_max_time = '30d';});
 attack('SET after a first call', q{SELECT FROM idgen.serving_settings();
 	SET idgen.node_lease_guard = '0'; SET idgen.segment_max_step = 1000000000;});
 attack('set_config', q{SELECT FROM set_config('idgen.node_lease_guard', '0', false) a,
@@ -114,6 +119,39 @@ is($reg->safe_psql('postgres', q{
 	SELECT string_agg(node_id || '=' || instance, ',' ORDER BY instance)
 	FROM idgen.node_lease WHERE namespace IN ('ns', 'live') AND node_id = 0}),
 	'0=victim key 1,0=victim key 2', 'both victims still hold node 0');
+
+# --- No lease longer than the registry's idgen.node_lease_max_time ---
+for my $set ('', "SET idgen.node_lease_max_time = '30d';")
+{
+	my $how = $set ? 'with a session SET' : 'as asked';
+	($ret, $out, $err) = as_role('leaser', qq{$set
+		SELECT leased_node FROM idgen.node_lease_acquire('hoard', 'hoarder key 4', 1023, 2073600000, 0, 0)});
+	like($err, qr/22023: node lease time 24 days is longer than this registry allows/,
+		"a lease of 24 days is refused (22023), $how");
+	($ret, $out, $err) = as_role('leaser', qq{$set
+		SELECT idgen.node_lease_renew('live', 0, 'victim key 2', 2073600000, 0)});
+	like($err, qr/22023/, "a renewal for 24 days too, $how");
+}
+is($reg->safe_psql('postgres', q{SELECT count(*) FROM idgen.node_lease WHERE namespace = 'hoard'}),
+	'0', 'nothing was leased in the refused calls');
+is($reg->safe_psql('postgres', q{
+	SELECT expires_at < now() + interval '10 min' FROM idgen.node_lease
+	WHERE namespace = 'live' AND node_id = 0}),
+	't', 'and the live lease was not lengthened');
+($ret, $out, $err) = as_role('leaser', q{
+	SELECT leased_node FROM idgen.node_lease_acquire('hoard', 'first key 5', 0, 900000, 0, 7)});
+is($out, '0', 'a lease of the registry\'s largest time is granted');
+# The row lapses (the guard is an hour: move its end back by hand)
+$reg->safe_psql('postgres', q{UPDATE idgen.node_lease
+	SET expires_at = now() - interval '2 h' WHERE namespace = 'hoard'});
+($ret, $out, $err) = as_role('leaser', q{
+	SELECT leased_node, previous_instance, previous_last_tick
+	FROM idgen.node_lease_acquire('hoard', 'second key 6', 0, 1000, 0, 0)});
+is($out, '0|first|7', 'the next holder learns the previous one\'s name without its key, and its promise');
+($ret, $out, $err) = as_role('leaser', q{
+	SELECT leased_node, previous_instance IS NULL, previous_last_tick IS NULL
+	FROM idgen.node_lease_acquire('hoard', 'second key 6', 0, 1000, 0, 0)});
+is($out, '0|t|t', 'a holder taking its own row back learns no previous holder');
 
 is($reg->safe_psql('postgres', q{SELECT max_id FROM idgen.segment_alloc WHERE biz_tag = 'order'}),
 	500 * $allocs, 'max_id moved by 500 per allocation');
@@ -171,7 +209,7 @@ like($err, qr/55P02/, 'preloaded: SET idgen.node_lease_guard is refused (55P02)'
 ($ret, $out, $err) = try_sql($pre, "SET idgen.segment_max_step = 1000000");
 like($err, qr/55P02/, 'preloaded: SET idgen.segment_max_step is refused (55P02)');
 is($pre->safe_psql('postgres', 'SELECT * FROM idgen.serving_settings()'),
-	'00:00:10|500', 'preloaded: serving_settings shows the default guard and the file\'s step');
+	'00:00:10|500|00:10:00', 'preloaded: serving_settings shows the default guard and the file\'s step');
 $pre->stop;
 
 done_testing();
