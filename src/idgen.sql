@@ -443,6 +443,22 @@ SELECT pg_catalog.pg_extension_config_dump('idgen.segment_floor', '');
 INSERT INTO idgen.segment_floor (biz_tag, max_id)
     SELECT k.biz_tag, k.max_id FROM idgen.segment_kept_floors() k;
 
+-- Load the library in a session that drops the extension, so that its
+-- hook keeps the tags (above) also on a server where idgen is not
+-- preloaded (a central segment server): an event trigger of the
+-- extension's, fired before DROP EXTENSION, DROP SCHEMA and DROP OWNED.
+CREATE FUNCTION idgen.segment_keep_on_drop() RETURNS event_trigger
+    AS 'MODULE_PATHNAME', 'segment_keep_on_drop'
+    LANGUAGE C;
+COMMENT ON FUNCTION idgen.segment_keep_on_drop() IS
+    'Event trigger function: loads idgen before a drop, so that the segment tags are kept in the data directory';
+CREATE EVENT TRIGGER idgen_segment_keep
+    ON ddl_command_start
+    WHEN TAG IN ('DROP EXTENSION', 'DROP SCHEMA', 'DROP OWNED')
+    EXECUTE FUNCTION idgen.segment_keep_on_drop();
+COMMENT ON EVENT TRIGGER idgen_segment_keep IS
+    'Loads idgen before DROP EXTENSION, DROP SCHEMA and DROP OWNED, so that the segment tags outlive the extension without the preload too';
+
 -- The last ID this session drew from a tag, as a sequence's currval
 CREATE FUNCTION idgen.segment_currval(tag text)
 RETURNS bigint

@@ -243,6 +243,8 @@ _PG_init(void)
 		idgen_segment_define_serving_gucs();
 		if (!IsParallelWorker())
 			ProcessConfigFile(PGC_SIGHUP);
+		/* Tags outlive DROP EXTENSION here too (segment_keep.c) */
+		idgen_segment_keep_init();
 		return;
 	}
 

@@ -25,8 +25,10 @@
  * server's, not the database's: it is copied by pg_basebackup but not sent
  * to standbys (docs/durability.md).
  *
- * Runs in the backend that drops or creates the extension.  No shared
- * memory.
+ * Runs in the backend that drops or creates the extension: with the
+ * preload the hook is in every backend; without it (a central segment
+ * server), the extension's event trigger idgen_segment_keep loads the
+ * library before a drop, and _PG_init installs the hook.  No shared memory.
  */
 #include "postgres.h"
 
@@ -38,6 +40,7 @@
 #include "catalog/pg_database.h"
 #include "catalog/pg_extension.h"
 #include "commands/dbcommands.h"
+#include "commands/event_trigger.h"
 #include "commands/extension.h"
 #include "executor/spi.h"
 #include "fmgr.h"
@@ -235,12 +238,14 @@ keep_tags(void)
 
 /*
  * DROP EXTENSION idgen in idgen.database stops snowflake IDs of every
- * database: the worker keeps the reservation there.  Say so.
+ * database: the worker keeps the reservation there.  Say so (only where
+ * idgen is preloaded: elsewhere there is no worker and no idgen.database).
  */
 static void
 warn_reservation_database(void)
 {
-	if (get_database_oid(idgen_database, true) != MyDatabaseId)
+	if (idgen_database == NULL ||
+		get_database_oid(idgen_database, true) != MyDatabaseId)
 		return;
 	ereport(WARNING,
 			(errmsg("snowflake IDs of every database of this server stop until extension idgen is created again in database \"%s\"",
@@ -276,7 +281,11 @@ keep_object_access(ObjectAccessType access, Oid classId, Oid objectId,
 		warn_reservation_database();
 }
 
-/* Install the hook (module.c, _PG_init) */
+/*
+ * Install the hook (module.c, _PG_init): with the preload in every backend;
+ * without it in a backend that loads the library, which the event trigger
+ * idgen_segment_keep makes each session that drops the extension do.
+ */
 void
 idgen_segment_keep_init(void)
 {
@@ -295,6 +304,23 @@ idgen_segment_keep_forget(Oid dbid)
 		ereport(WARNING,
 				(errcode_for_file_access(),
 				 errmsg("could not remove file \"%s\": %m", path)));
+}
+
+PG_FUNCTION_INFO_V1(segment_keep_on_drop);
+
+/*
+ * SQL: the event trigger idgen_segment_keep, before DROP EXTENSION, DROP
+ * SCHEMA and DROP OWNED.  Calling it has loaded the library, whose _PG_init
+ * installed the hook above; nothing else to do.
+ */
+Datum
+segment_keep_on_drop(PG_FUNCTION_ARGS)
+{
+	if (!CALLED_AS_EVENT_TRIGGER(fcinfo))
+		ereport(ERROR,
+				(errcode(ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED),
+				 errmsg("function segment_keep_on_drop can only be called as an event trigger")));
+	PG_RETURN_VOID();
 }
 
 PG_FUNCTION_INFO_V1(segment_kept_floors);

@@ -13,7 +13,10 @@
 #  - pg_restore --clean of a dump older than the tags' last allocations:
 #    the restored tags continue above every ID handed out, none repeats;
 #  - DROP DATABASE removes the database's kept tags;
-#  - DROP EXTENSION in idgen.database warns that snowflake IDs stop.
+#  - DROP EXTENSION in idgen.database warns that snowflake IDs stop;
+#  - on a central segment server without the preload, tags outlive DROP
+#    EXTENSION CASCADE made by a session that never loaded the library
+#    (the extension's event trigger loads it).
 use strict;
 use warnings;
 use PostgreSQL::Test::Cluster;
@@ -99,4 +102,28 @@ like($err, qr/WARNING:  01000: snowflake IDs of every database of this server st
 like($err, qr/HINT:  Run CREATE EXTENSION idgen in this database again/, 'and a hint');
 
 $node->stop;
+
+# A central segment server, idgen installed but not preloaded: its tags are
+# rows, and issuers draw through segment_allocate
+my $central = idgen_node('central', preload => 0);
+$central->start;
+$central->safe_psql('postgres', q{
+	CREATE EXTENSION idgen;
+	INSERT INTO idgen.segment_alloc (biz_tag, max_id, step) VALUES ('order', 0, 100)});
+my $alloc = q{SELECT first_id, first_id + len - 1 FROM idgen.segment_allocate('order', 100, 0)};
+$central->safe_psql('postgres', $alloc) for 1 .. 5;
+my ($first, $last) = split /\|/, $central->safe_psql('postgres', $alloc);
+is("$first|$last", '501|600', 'the central server has handed out 1 to 600');
+# A new session that has called nothing of idgen's drops the extension
+is($central->safe_psql('postgres', q{
+	SELECT count(*) FROM pg_extension WHERE extname = 'idgen'}), '1', 'extension present');
+($ret, $out, $err) = try_sql($central, 'DROP EXTENSION idgen CASCADE');
+is($ret, 0, 'DROP EXTENSION idgen CASCADE without the preload succeeds') or diag $err;
+$central->safe_psql('postgres', q{
+	CREATE EXTENSION idgen;
+	INSERT INTO idgen.segment_alloc (biz_tag, max_id, step) VALUES ('order', 0, 100)});
+($first) = split /\|/, $central->safe_psql('postgres', $alloc);
+cmp_ok($first, '>', 600,
+	'without the preload too, a tag created again after DROP EXTENSION continues above every ID handed out');
+$central->stop;
 done_testing();
