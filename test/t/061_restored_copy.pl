@@ -7,7 +7,10 @@
 #    snowflake IDs are refused (55000, the hint names snowflake_advance),
 #    still after a restart; a superuser's snowflake_advance(max of the
 #    original's IDs) lifts it, and every new ID is above every ID of the
-#    original, also after a crash right after it;
+#    original, also after a crash right after it, for gene IDs too, and
+#    after a clean restart with the clock further back; an advance beyond
+#    idgen.max_lead is refused at once (22023) with a hint naming the
+#    max_lead that would allow it;
 #  - a base backup started as a plain server (backup_label): refused the
 #    same way.
 # idgen.node_id = 'auto':
@@ -117,6 +120,28 @@ wait_ready($pitr);
 my $crashed = draw_ids($pitr, 1000);
 cmp_ok(min_of(@$crashed), '>', $far,
 	'a crash right after snowflake_advance still starts above its ID');
+my $gene = $pitr->safe_psql('postgres', q{SELECT idgen.gene_id('alice', 3)});
+cmp_ok($gene, '>', max_of(@$crashed), 'gene IDs too are above it');
+
+# A clean restart with the clock 20 s further back: still above
+$far = $pitr->safe_psql('postgres',
+	q{SELECT idgen.id_make(now() + interval '20 s', 1023, 4095)});
+$pitr->safe_psql('postgres', "SELECT idgen.snowflake_advance($far)");
+$pitr->stop('fast');
+set_clock($pitr, '-60');
+start_node($pitr);
+wait_ready($pitr);
+my $restarted = draw_ids($pitr, 1000);
+cmp_ok(min_of(@$restarted), '>', $far,
+	'a clean restart with the clock back after snowflake_advance starts above its ID');
+
+# An ID further ahead than idgen.max_lead (2 min) is refused at once,
+# saying what would allow it
+($ret, $out, $err) = try_sql($pitr,
+	q{SELECT idgen.snowflake_advance(idgen.id_make(now() + interval '1 hour', 1, 0))});
+like($err, qr/22023: cannot advance the snowflake generator past ID/,
+	'an advance beyond idgen.max_lead is refused (22023)');
+like($err, qr/HINT:  Set idgen.max_lead to at least \d+ ms/, 'and the hint says what max_lead would allow it');
 $pitr->stop;
 
 # A base backup started as a plain server (backup_label, no signal file)
