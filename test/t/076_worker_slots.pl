@@ -7,7 +7,8 @@
 # made by hand, create_slot = false) and a parallel query runs.  Asserts:
 #  - every draw in every database succeeds, no ID twice in a database, and
 #    each database's IDs continue above those drawn before the load;
-#  - the parallel query launches every worker it planned, each time;
+#  - the parallel query, started each time while segment workers run,
+#    launches every worker it planned;
 #  - the subscription copies every row of the table, and a row inserted
 #    afterwards arrives too;
 #  - no more than idgen.segment_max_workers segment workers are ever seen;
@@ -70,9 +71,11 @@ for my $db (@dbs)
 		q{INSERT INTO drawn SELECT idgen.segment_nextval('t') FROM generate_series(1, 20);},
 		clients => 1, transactions => 15, db => $db);
 }
-# Until the load is under way: segment workers run
-$node->poll_query_until('postgres', q{
-	SELECT count(*) > 0 FROM pg_stat_activity WHERE backend_type = 'idgen segment worker'})
+# Until the load is under way: segment workers run (the databases take
+# turns in their 2 slots, so how many run at a moment varies)
+my $working = q{
+	SELECT count(*) > 0 FROM pg_stat_activity WHERE backend_type = 'idgen segment worker'};
+$node->poll_query_until('postgres', $working)
   or die 'no segment worker started';
 
 # Meanwhile, a subscription copies the table ...
@@ -85,6 +88,9 @@ $node->safe_psql('sub', qq{
 my $most = 0;
 for my $round (1 .. 3)
 {
+	# Each round starts while segment workers run
+	$node->poll_query_until('postgres', $working)
+	  or die 'no segment worker runs';
 	my $plan = $node->safe_psql('postgres', q{
 		SET parallel_setup_cost = 0;
 		SET parallel_tuple_cost = 0;
