@@ -71,7 +71,9 @@ SELECT pg_catalog.pg_extension_config_dump('idgen.segment_floor', '');
 INSERT INTO idgen.segment_floor (biz_tag, max_id)
     SELECT k.biz_tag, k.max_id FROM idgen.segment_kept_floors() k;
 
--- The guard of 0.2.0, and: an inserted row is raised to its tag's floor
+-- The guard of 0.2.0, and: an inserted row is raised to its tag's floor.
+-- idgen.adopt_column reads the start from the hint of its refusal of a
+-- dropped tag.
 CREATE OR REPLACE FUNCTION idgen.segment_alloc_guard() RETURNS trigger
     LANGUAGE plpgsql
     SECURITY DEFINER

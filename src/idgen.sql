@@ -357,7 +357,8 @@ SELECT pg_catalog.pg_extension_config_dump('idgen.segment_dropped', '');
 -- worker and a role with table privileges alike: max_id never moves
 -- backwards, a tag is never renamed, a deleted or truncated tag leaves its
 -- max_id in idgen.segment_dropped, and an inserted row is raised to its
--- tag's floor in idgen.segment_floor (below).
+-- tag's floor in idgen.segment_floor (below).  idgen.adopt_column reads the
+-- start from the hint of its refusal of a dropped tag.
 CREATE FUNCTION idgen.segment_alloc_guard() RETURNS trigger
     LANGUAGE plpgsql
     SECURITY DEFINER
