@@ -87,7 +87,9 @@ CREATE EVENT TRIGGER idgen_segment_keep
 COMMENT ON EVENT TRIGGER idgen_segment_keep IS
     'Loads idgen before DROP EXTENSION, DROP SCHEMA and DROP OWNED, so that the segment tags outlive the extension without the preload too';
 
--- The guard of 0.2.0, and: an inserted row is raised to its tag's floor
+-- The guard of 0.2.0, and: an inserted row is raised to its tag's floor.
+-- idgen.adopt_column reads the start from the hint of its refusal of a
+-- dropped tag.
 CREATE OR REPLACE FUNCTION idgen.segment_alloc_guard() RETURNS trigger
     LANGUAGE plpgsql
     SECURITY DEFINER
@@ -145,8 +147,9 @@ $$;
 -- comes before anything is altered: the arguments and privileges are
 -- checked, the table is locked (ACCESS EXCLUSIVE: no row can arrive behind
 -- the maximum read next), the column's maximum is read, the generator is
--- moved above it (snowflake_advance, or a tag created, or raised past both
--- the maximum and its own max_id, which discards its buffered IDs), then the
+-- moved above it (snowflake_advance, or a tag created, above the max_id of
+-- a dropped tag of that name too, or raised past both the maximum and its
+-- own max_id, which discards its buffered IDs), then the
 -- identity or the sequence default is dropped (an identity's sequence goes
 -- with it; a serial's owned sequence is dropped, or kept with a NOTICE when
 -- other objects use it), the column and every column that references it by
@@ -236,6 +239,11 @@ BEGIN
     -- No row can arrive from here on: the maximum stays the maximum
     EXECUTE format('LOCK TABLE %s IN ACCESS EXCLUSIVE MODE', tbl);
     EXECUTE format('SELECT max(%I)::bigint FROM %s', col, tbl) INTO old_max;
+    IF old_max = 9223372036854775807 THEN
+        RAISE EXCEPTION 'cannot adopt column "%" of table %: no bigint is above its largest value', col, tbl
+            USING ERRCODE = 'sequence_generator_limit_exceeded',
+                  DETAIL = 'Its largest value is 9223372036854775807, the largest bigint, so no generator can make a larger ID.';
+    END IF;
 
     -- The generator above the maximum, before anything is altered
     IF tag IS NULL THEN
@@ -302,11 +310,29 @@ BEGIN
         BEGIN
             SELECT e.max_id - 1 INTO cur_max
               FROM idgen.segment_export_leaf(tag, drop_tag => false) e;
-        EXCEPTION WHEN undefined_object THEN
-            cur_max := NULL;
+        EXCEPTION
+            WHEN undefined_object THEN
+                cur_max := NULL;
+            WHEN numeric_value_out_of_range THEN
+                RAISE EXCEPTION 'cannot adopt column "%" of table % for segment tag "%"', col, tbl, tag
+                    USING ERRCODE = 'sequence_generator_limit_exceeded',
+                          DETAIL = 'The tag has allocated every bigint.';
         END;
         IF cur_max IS NULL THEN
-            PERFORM idgen.segment_create(tag, start => greatest(coalesce(old_max, 0), 0) + 1);
+            BEGIN
+                PERFORM idgen.segment_create(tag, start => greatest(coalesce(old_max, 0), 0) + 1);
+            EXCEPTION WHEN invalid_parameter_value THEN
+                -- A tag dropped, or kept when the extension was dropped,
+                -- above the maximum: created above its old max_id, which
+                -- the hint of segment_create (C) and of segment_alloc_guard
+                -- names ("Create the tag with a start of N or more.")
+                GET STACKED DIAGNOSTICS err_hint = PG_EXCEPTION_HINT;
+                IF coalesce(err_hint, '') !~ '^Create the tag with a start of [0-9]+ or more\.$' THEN
+                    RAISE;
+                END IF;
+                PERFORM idgen.segment_create(tag,
+                    start => substring(err_hint FROM '[0-9]+')::bigint);
+            END;
         ELSIF old_max IS NOT NULL THEN
             -- Forward, past both: moving max_id also discards the IDs the
             -- tag has buffered, which may lie below the column's maximum

@@ -192,6 +192,28 @@ SELECT biz_tag, max_id FROM idgen.segment_alloc WHERE biz_tag = 'adopt_high';
 INSERT INTO seg_high (v) VALUES ('new');
 SELECT id AS new_id FROM seg_high WHERE v = 'new';
 
+-- A tag dropped above the column's maximum: created again above the IDs
+-- it had allocated (its tombstone), not refused
+SELECT idgen.segment_create('adopt_dropped', start => 5000);
+SELECT idgen.segment_nextval('adopt_dropped') AS drawn \gset
+SELECT idgen.segment_drop('adopt_dropped');
+CREATE TABLE seg_dropped (id int PRIMARY KEY, v text);
+INSERT INTO seg_dropped VALUES (10, 'old');
+SELECT idgen.adopt_column('seg_dropped', 'id', 'segment:adopt_dropped');
+SELECT * FROM col_state('seg_dropped', 'id');
+INSERT INTO seg_dropped (v) VALUES ('new');
+SELECT id > :drawn AS above_dropped_tag FROM seg_dropped WHERE v = 'new';
+-- The same for a tag kept when the extension was dropped (its floor in
+-- idgen.segment_floor, as CREATE EXTENSION reads it back)
+INSERT INTO idgen.segment_floor VALUES ('adopt_kept', 7000);
+CREATE TABLE seg_kept (id int PRIMARY KEY, v text);
+INSERT INTO seg_kept VALUES (10, 'old');
+SELECT idgen.adopt_column('seg_kept', 'id', 'segment:adopt_kept');
+SELECT biz_tag, max_id FROM idgen.segment_alloc WHERE biz_tag = 'adopt_kept';
+INSERT INTO seg_kept (v) VALUES ('new');
+SELECT id AS new_id FROM seg_kept WHERE v = 'new';
+DELETE FROM idgen.segment_floor WHERE biz_tag = 'adopt_kept';
+
 -- An empty table: a new tag starts at 1
 CREATE TABLE seg_empty (id smallserial PRIMARY KEY);
 SELECT idgen.adopt_column('seg_empty', 'id', 'segment:adopt_empty');
@@ -262,6 +284,26 @@ CREATE TABLE long_tag (id int PRIMARY KEY);
 SELECT idgen.adopt_column('long_tag', 'id', 'segment:' || repeat('x', 129));
 \echo :LAST_ERROR_SQLSTATE
 SELECT * FROM col_state('long_tag', 'id');
+-- a column whose largest value is the largest bigint: no ID is above it
+-- (2200H, for either generator), nothing changed
+CREATE TABLE at_top (id bigserial PRIMARY KEY, v text);
+INSERT INTO at_top VALUES (9223372036854775807, 'old');
+SELECT idgen.adopt_column('at_top', 'id');
+\echo :LAST_ERROR_SQLSTATE
+SELECT idgen.adopt_column('at_top', 'id', 'segment:adopt_top');
+\echo :LAST_ERROR_SQLSTATE
+SELECT * FROM col_state('at_top', 'id');
+SELECT to_regclass('at_top_id_seq') IS NOT NULL AS sequence_kept,
+       NOT EXISTS (SELECT FROM idgen.segment_alloc WHERE biz_tag = 'adopt_top') AS no_tag;
+-- a tag that has allocated every bigint (2200H), nothing changed
+SELECT idgen.segment_create('adopt_full', 9223372036854775800, 100);
+SELECT idgen.segment_nextval('adopt_full') AS first_of_full;
+CREATE TABLE to_full (id serial PRIMARY KEY);
+INSERT INTO to_full DEFAULT VALUES;
+SELECT idgen.adopt_column('to_full', 'id', 'segment:adopt_full');
+\echo :LAST_ERROR_SQLSTATE
+SELECT * FROM col_state('to_full', 'id');
+SELECT idgen.segment_drop('adopt_full');
 
 --
 -- 8. Privileges: revoked from PUBLIC; the snowflake path is for

@@ -1,30 +1,54 @@
 -- Bad input that once gave wrong results (issue 22): each now gives the
--- right value or the documented SQLSTATE
+-- right value or the documented SQLSTATE.  After each error,
+-- :LAST_ERROR_SQLSTATE shows its SQLSTATE (VERBOSITY verbose would also
+-- print the C source line of each error, which changes with every edit).
 \set VERBOSITY default
 \set SHOW_CONTEXT never
 
 -- Discord's timestamp reaches bit 63: a time from 2084 on would make a
--- negative ID; the friendly form refuses it (22003), as id_make does (22008)
+-- negative ID; the friendly form refuses it as id_make does (22008, a time
+-- outside the layout's range; 22003 before 0.4.0)
 SELECT idgen.id_from_friendly('20880101000000000-0-0', 'discord');
+\echo :LAST_ERROR_SQLSTATE
 SELECT idgen.id_make('2088-01-01', 0, 0, 'discord');
+\echo :LAST_ERROR_SQLSTATE
+-- so is a time before the epoch (22008, as id_make); a node too large is 22003
+SELECT idgen.id_from_friendly('20140831235959990-0-0', 'discord');
+\echo :LAST_ERROR_SQLSTATE
+SELECT idgen.id_make('2014-08-31 23:59:59.99+00', 0, 0, 'discord');
+\echo :LAST_ERROR_SQLSTATE
+SELECT idgen.id_from_friendly('20160430111825796-1024-7', 'discord');
+\echo :LAST_ERROR_SQLSTATE
+SELECT idgen.id_make('2016-04-30 11:18:25.796+00', 1024, 7, 'discord');
+\echo :LAST_ERROR_SQLSTATE
 -- the last time that fits is read, and is positive
 SELECT idgen.id_to_friendly(9223372036850581504, 'discord') AS last_text;
 SELECT idgen.id_from_friendly(idgen.id_to_friendly(9223372036850581504, 'discord'), 'discord') AS back;
 
 -- A negative ID has no friendly form under any layout (22003)
 SELECT idgen.id_to_friendly(-1, 'discord');
+\echo :LAST_ERROR_SQLSTATE
 SELECT idgen.id_to_friendly(-9223372036854775808, 'idgen');
+\echo :LAST_ERROR_SQLSTATE
 -- an unknown zone is 22023 on every path: a negative ID, bad text, good text
 SELECT idgen.id_to_friendly(-1, 'discord', 'Mars/Olympus');
+\echo :LAST_ERROR_SQLSTATE
 SELECT idgen.id_to_friendly(175928847299117063, 'discord', 'Mars/Olympus');
+\echo :LAST_ERROR_SQLSTATE
 SELECT idgen.id_from_friendly('garbage', 'discord', 'Mars/Olympus');
+\echo :LAST_ERROR_SQLSTATE
 SELECT idgen.id_from_friendly('20880101000000000-0-0', 'discord', 'Mars/Olympus');
+\echo :LAST_ERROR_SQLSTATE
 SELECT idgen.id_from_friendly('20160430111825796-32-7', 'discord', 'Mars/Olympus');
+\echo :LAST_ERROR_SQLSTATE
 
 -- A custom layout whose epoch lies within a tick of the year 10000: its
 -- only tick is tick 0 (the count of ticks once wrapped around)
 SELECT ts, tick FROM idgen.id_decode(0, 'ts=41,node=10,seq=12,unit=1s,epoch=253402300799500');
 SELECT idgen.id_timestamp(4194304, 'ts=41,node=10,seq=12,unit=1s,epoch=253402300799500');
+\echo :LAST_ERROR_SQLSTATE
+SELECT idgen.id_to_friendly(4194304, 'ts=41,node=10,seq=12,unit=1s,epoch=253402300799500');
+\echo :LAST_ERROR_SQLSTATE
 SELECT idgen.id_make('9999-12-31 23:59:59.7+00', 1, 1, 'ts=41,node=10,seq=12,unit=1s,epoch=253402300799500');
 SELECT idgen.id_make('9999-12-31 23:59:59.9995+00', 1, 1, 'ts=41,node=10,seq=12,unit=1ms,epoch=253402300799999') AS last_ms;
 
@@ -42,9 +66,12 @@ FROM (SELECT idgen.id_make('2020-01-01', 5, 9, 'vesta_min_granularity,method=2')
      LATERAL idgen.id_decode(i.id, 'vesta_min_granularity') d;
 -- a method the layout cannot hold (22003), a part that disagrees with the node (22023)
 SELECT idgen.id_make('2016-01-01', 1, 1, 'vesta_max_peak', '{"method": 3}');
+\echo :LAST_ERROR_SQLSTATE
 SELECT idgen.id_make('2016-01-01', 1, 1, 'vesta_max_peak', '{"method": "two"}');
+\echo :LAST_ERROR_SQLSTATE
 SELECT idgen.id_make('2016-04-30 11:18:25.796+00', 32, 7, 'discord', '{"worker": 1, "process": 0}') AS discord;
 SELECT idgen.id_make('2016-04-30 11:18:25.796+00', 32, 7, 'discord', '{"worker": 2}');
+\echo :LAST_ERROR_SQLSTATE
 -- keys that are no field of the layout are ignored
 SELECT idgen.id_make('2016-04-30 11:18:25.796+00', 32, 7, 'discord', '{}') = 175928847299117063 AS empty_extra;
 
@@ -54,18 +81,26 @@ SELECT idgen.segment_create('bad_top', 9223372036854775800, 100);
 SELECT idgen.segment_nextval('bad_top') AS first_of_top;
 SELECT max_id FROM idgen.segment_alloc WHERE biz_tag = 'bad_top';
 SELECT idgen.segment_import_leaf('bad_top', 5, 100);
+\echo :LAST_ERROR_SQLSTATE
 SELECT idgen.segment_drop('bad_top');
 
 -- segment_export_leaf checks the tag as segment_nextval does
 SELECT * FROM idgen.segment_export_leaf('');
+\echo :LAST_ERROR_SQLSTATE
 SELECT * FROM idgen.segment_export_leaf(repeat('x', 129));
+\echo :LAST_ERROR_SQLSTATE
 SELECT * FROM idgen.segment_export_leaf(repeat('x', 128));
+\echo :LAST_ERROR_SQLSTATE
 
 -- node_lease_acquire checks its namespace and instance first
 SELECT * FROM idgen.node_lease_acquire(NULL, 'i', 1023, 30000, 0, 0);
+\echo :LAST_ERROR_SQLSTATE
 SELECT * FROM idgen.node_lease_acquire('default', NULL, 1023, 30000, 0, 0);
+\echo :LAST_ERROR_SQLSTATE
 SELECT * FROM idgen.node_lease_acquire(repeat('n', 1000000), 'i', 1023, 30000, 0, 0);
+\echo :LAST_ERROR_SQLSTATE
 SELECT * FROM idgen.node_lease_acquire(repeat('n', 129), 'i', 1023, 30000, 0, 0);
+\echo :LAST_ERROR_SQLSTATE
 
 -- The friendly form in a zone reads local times as CosId does (Java's
 -- ZonedDateTime.of).  A repeated hour (America/New_York, 2020-11-01 01:00

@@ -26,6 +26,7 @@ typedef enum
 {
 	SYNTAX,
 	RANGE,
+	TIME_RANGE,					/* RANGE, the value a time */
 	LAYOUT
 } FailKind;
 
@@ -40,7 +41,8 @@ fail(IdgenCodecError *err, FailKind kind, const char *fmt,...)
 
 	if (err == NULL)
 		return false;
-	err->range = kind == RANGE;
+	err->range = kind == RANGE || kind == TIME_RANGE;
+	err->time = kind == TIME_RANGE;
 	err->layout = kind == LAYOUT;
 	va_start(ap, fmt);
 	vsnprintf(err->detail, sizeof(err->detail), fmt, ap);
@@ -235,20 +237,20 @@ idgen_friendly_encode_local(const IdgenLayout *l, int64_t id, int64_t offset_us,
 	 * back: write only what idgen_friendly_compose accepts
 	 */
 	if (p.tick > idgen_layout_ts_max(l))
-		return fail(err, RANGE,
+		return fail(err, TIME_RANGE,
 					"The time of ID %" PRId64 " is past the last tick of layout \"%s\".",
 					id, l->name);
 	if (__builtin_mul_overflow(p.tick, l->unit_us, &us) ||
 		__builtin_add_overflow(us, l->epoch_us, &us) ||
 		__builtin_add_overflow(us, offset_us, &us))
-		return fail(err, RANGE,
+		return fail(err, TIME_RANGE,
 					"The time of ID %" PRId64 " is outside the years 0000 to 9999.", id);
 	ms = us / US_PER_MS;		/* exact: both terms are whole milliseconds */
 	days = floor_div(ms, MS_PER_DAY);
 	msofday = ms - days * MS_PER_DAY;
 	civil_from_days(days, &y, &mo, &d);
 	if (y < 0 || y > 9999)
-		return fail(err, RANGE,
+		return fail(err, TIME_RANGE,
 					"The time of ID %" PRId64 " is outside the years 0000 to 9999.", id);
 	if (idgen_friendly_seconds(l))
 		n = snprintf(out, outlen, "%04d%02d%02d%02d%02d%02d-%" PRIu64 "-%" PRIu64,
@@ -380,7 +382,7 @@ idgen_friendly_compose(const IdgenLayout *l, const IdgenFriendlyText *t,
 	if (!friendly_layout_ok(l, err))
 		return false;
 	if (__builtin_sub_overflow(unix_us, l->epoch_us, &delta) || delta < 0)
-		return fail(err, RANGE,
+		return fail(err, TIME_RANGE,
 					"The time is before the epoch of layout \"%s\".", l->name);
 	if (delta % l->unit_us != 0)
 		return fail(err, SYNTAX,
@@ -394,7 +396,7 @@ idgen_friendly_compose(const IdgenLayout *l, const IdgenFriendlyText *t,
 	 * negative) and a time before the year 10000
 	 */
 	if (tick > idgen_layout_ts_max(l))
-		return fail(err, RANGE,
+		return fail(err, TIME_RANGE,
 					"The time is past the last tick of layout \"%s\".", l->name);
 	if (t->node_big || t->node > idgen_field_max(l->node.bits))
 		return fail(err, RANGE,

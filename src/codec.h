@@ -28,11 +28,13 @@
 
 /*
  * Why a decoder or encoder refused its input: malformed text (neither flag),
- * a value out of range (range), or a layout the form cannot express (layout)
+ * a value out of range (range; time too when that value is a time: the
+ * text's, or the ID's), or a layout the form cannot express (layout)
  */
 typedef struct IdgenCodecError
 {
 	bool		range;			/* well-formed, but the value is out of range */
+	bool		time;			/* with range: the value is a time */
 	bool		layout;			/* the layout has no such form */
 	char		detail[256];	/* a full sentence, for errdetail */
 } IdgenCodecError;

@@ -27,12 +27,17 @@ friendly_layout(FunctionCallInfo fcinfo, int n, IdgenLayout *buf)
 	return idgen_layout_arg(spec, buf);
 }
 
-/* SQLSTATE for an encoder's or decoder's refusal */
+/*
+ * SQLSTATE for an encoder's or decoder's refusal: a time outside the
+ * layout's range is 22008, as id_make's timestamp is
+ */
 static int
 codec_errcode(const IdgenCodecError *err)
 {
 	if (err->layout)
 		return ERRCODE_FEATURE_NOT_SUPPORTED;
+	if (err->time)
+		return ERRCODE_DATETIME_VALUE_OUT_OF_RANGE;
 	if (err->range)
 		return ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE;
 	return ERRCODE_INVALID_TEXT_REPRESENTATION;

@@ -79,7 +79,8 @@ check_tag_admin(const char *what)
 
 /*
  * A tag kept when extension idgen was dropped (segment_keep.c) is created
- * again only above its floor in idgen.segment_floor; inside SPI
+ * again only above its floor in idgen.segment_floor; inside SPI.  The hint
+ * is read by idgen.adopt_column, which creates the tag there.
  */
 static void
 check_kept_floor(const char *tag, int64 start)

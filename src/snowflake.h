@@ -73,7 +73,7 @@ typedef struct IdgenSnowflakeShared
 	pg_atomic_uint64 file_until_us; /* (int64) reservation in the state
 									 * file, -1 none; postmaster, then the
 									 * idgen worker */
-	uint64		instance_key;	/* random key of this data directory;
+	uint64		instance_key;	/* random key of this start of the server;
 								 * postmaster */
 	ConditionVariable reserve_cv;	/* broadcast on a new reservation */
 	int			nslots;			/* length of counters[]; postmaster */

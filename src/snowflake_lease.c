@@ -5,10 +5,13 @@
  *
  * With idgen.node_id = 'auto' the worker connects to the database named by
  * idgen.node_registry and leases a node id in table idgen.node_lease there,
- * within namespace idgen.node_namespace: its own row if this server held
- * one before (a restart), else the lowest id whose lease ended more than
- * idgen.node_lease_guard ago, else the lowest id never leased.  It renews
- * the lease every third of idgen.node_lease_time.
+ * within namespace idgen.node_namespace: the row it holds already if this
+ * start of the server leased one (the worker restarted, a renewal was
+ * lost), else the lowest id whose lease ended more than
+ * idgen.node_lease_guard ago, else the lowest id never leased.  Every start
+ * (and crash restart) leases under a new name (instance()), so a restarted
+ * server gets its old id back only once that lease and the guard have run
+ * out.  It renews the lease every third of idgen.node_lease_time.
  *
  * Each renewal records in the row a promise: the highest tick this server
  * may use before its lease runs out (its wall clock plus the lease time plus
@@ -228,11 +231,13 @@ idgen_snowflake_lease_node_slow(void)
 }
 
 /*
- * Our name in the registry: the same for every start of this data
- * directory.  It ends with the random key of the state file
- * (snowflake_state.c), so no caller of the registry's functions can guess it
- * and claim this server's live lease as its own.  instance_shown is the
- * name without the key, for node_lease_status.
+ * Our name in the registry: new for every start of the server, the same
+ * for the worker's restarts within it.  It ends with the random key drawn
+ * when shared memory is created (snowflake_state.c), so no caller of the
+ * registry's functions can guess it and claim this server's live lease as
+ * its own, and a copy of this data directory never leases under this
+ * start's name.  instance_shown is the name without the key, for
+ * node_lease_status.
  */
 static const char *
 instance(void)

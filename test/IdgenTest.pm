@@ -327,6 +327,7 @@ sub wait_for_clock
 # Start a background psql session drawing IDs until a row appears in table
 # idgen_test_stop (create it first) or the server goes away.
 #   sql => a statement returning IDs, one per row
+#   db => the database (default postgres; idgen_test_stop is looked up there)
 #   pause => seconds psql sleeps between batches (0 for full speed)
 #   batches => how many batches at most
 sub start_drawer
@@ -360,7 +361,7 @@ sub start_drawer
 	$d{h} = IPC::Run::start(
 		[
 			'psql', '-X', '-A', '-t', '-q', '-v', 'VERBOSITY=verbose',
-			'-d', $node->connstr('postgres'), '-f', $d{script}
+			'-d', $node->connstr($opt{db} // 'postgres'), '-f', $d{script}
 		],
 		'<', \undef, '>', $d{out}, '2>', $d{err});
 	return \%d;

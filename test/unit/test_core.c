@@ -988,6 +988,20 @@ test_friendly(void)
 	CHECK(idgen_friendly_decode(&l, "20230901000000010-1-0", 21, &v, &err));
 	CHECK_I64(v, INT64_C(476467565690880001) + (INT64_C(1) << 24));
 	CHECK(friendly_fails(&l, "20140831235959990-0-0", true));
+	/*
+	 * A time outside the layout's range is a time error (22008), a node
+	 * too large or a negative ID not: before sonyflake's epoch, past
+	 * Discord's last tick (bit 63)
+	 */
+	CHECK(!idgen_friendly_decode(&l, "20140831235959990-0-0", 21, &v, &err) &&
+		  err.range && err.time);
+	l = layout("discord");
+	CHECK(!idgen_friendly_decode(&l, "20880101000000000-0-0", 21, &v, &err) &&
+		  err.range && err.time);
+	CHECK(!idgen_friendly_decode(&l, "20160430111825796-1024-7", 24, &v, &err) &&
+		  err.range && !err.time);
+	CHECK(!idgen_friendly_encode(&l, -1, buf, sizeof(buf), &err) &&
+		  err.range && !err.time);
 
 	/* seconds layouts */
 	l = layout("vesta_max_peak");
@@ -1166,7 +1180,7 @@ test_bad_input(void)
 	CHECK_I64(idgen_layout_ts_max(&l), 2932895);
 	CHECK(!idgen_friendly_encode(&l, (int64_t) idgen_compose(&l, 2932896, 0, 0),
 								 buf, sizeof(buf), &err) &&
-		  err.range && strstr(err.detail, "past the last tick") != NULL);
+		  err.range && err.time && strstr(err.detail, "past the last tick") != NULL);
 	CHECK(!idgen_friendly_decode(&l, "99991231000000084-0-0", 21, &v, &err) && err.range);
 	CHECK(idgen_friendly_encode(&l, (int64_t) idgen_compose(&l, 2932895, 0, 1),
 								buf, sizeof(buf), &err) &&
