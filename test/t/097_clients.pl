@@ -199,10 +199,10 @@ SKIP:
 SKIP:
 {
 	my $j = '/usr/share/java';
-	skip why('Hibernate: libhibernate3-java is not installed'), 17
+	skip why('Hibernate: libhibernate3-java is not installed'), 18
 	  unless -e "$j/hibernate-entitymanager.jar";
-	skip why('Hibernate: libpostgresql-jdbc-java is not installed'), 17 unless -e "$j/postgresql.jar";
-	skip why('Hibernate: no javac (default-jdk-headless)'), 17 unless works([ 'javac', '-version' ]);
+	skip why('Hibernate: libpostgresql-jdbc-java is not installed'), 18 unless -e "$j/postgresql.jar";
+	skip why('Hibernate: no javac (default-jdk-headless)'), 18 unless works([ 'javac', '-version' ]);
 	my $hdir = "$dir/hibernate";
 	make_path($hdir);
 	write_file("$hdir/Order.java", $block{'hibernate-entity'}{code});
@@ -213,8 +213,15 @@ SKIP:
 	write_file("$hdir/no_keys.sh",
 		join('', grep { /^(J|CP)=/ } split /^/m, $block{'hibernate-run'}{code})
 		  . $block{'hibernate-no-keys'}{code});
+	# the statements of its sessions in the server's log
+	$node->safe_psql('postgres', "ALTER ROLE \"$user\" SET log_statement = 'all'");
+	my $log_from = -s $node->logfile;
 	my ($ok, $out, $err) = run_cmd([ 'bash', '-c', "cd '$hdir' && bash run.sh" ]);
 	ok($ok, 'Hibernate example compiles and runs (IDENTITY, generated keys)') or diag($out . $err);
+	my $log = substr(slurp_file($node->logfile), $log_from);
+	is(scalar(() = $log =~ /execute [^:]*: insert into h_orders \(customer\) values \(\$1\)\n\s*RETURNING \*$/mg),
+		2, 'Hibernate: pgJDBC sends each INSERT with RETURNING * (generated keys)') or diag($log);
+	$node->safe_psql('postgres', "ALTER ROLE \"$user\" RESET log_statement");
 	is(scalar(() = $out =~ /^Hibernate: insert into h_orders \(customer\) values \(\?\)$/mg),
 		2, 'Hibernate: each INSERT leaves the key to the column default') or diag($out);
 	like($out, qr/^id \d+ alice\n(?:.*\n)?id \d+ bob$/m,
