@@ -22,7 +22,7 @@ pkgs=(postgresql-$PG_MAJOR postgresql-server-dev-$PG_MAJOR make gcc libipc-run-p
 # missing skips with a line.
 optional=(postgresql-$PG_MAJOR-partman postgresql-$PG_MAJOR-pglogical
 	python3-psycopg python3-sqlalchemy python3-django libpostgresql-jdbc-java
-	nodejs node-pg)
+	libhibernate3-java libjavassist-java nodejs node-pg)
 
 installed() {
 	dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"

@@ -1,14 +1,29 @@
 # 079_pgbouncer_currval.pl
-#	currval behind a pooler (issue 22, point 5): pgbouncer in transaction
-#	mode resets each server connection with DISCARD ALL, which forgets
-#	snowflake_currval() and segment_currval() as it forgets currval().
+#	currval behind a pooler (issue 22, point 5; issue 24, point 2):
+#	pgbouncer in transaction mode resets each server connection with
+#	DISCARD ALL after every transaction, which forgets snowflake_currval()
+#	and segment_currval() as it forgets currval().
 #
-# Several pgbench clients insert rows with idgen defaults through pgbouncer
-# (a pool of one server connection, so that clients take turns on it): no
-# duplicate.  Then a client draws IDs and leaves, and a new client on the
-# same server connection reads neither currval: it gets 55000.  Skipped
-# where Debian's package pgbouncer is not installed (test/setup.sh installs
-# it).
+# pgbouncer has a pool of 4 server connections and serves more clients
+# than that, so clients take turns on shared server connections and
+# transactions of different clients run at once on different ones:
+#
+#  - 8 pgbench clients run 2,000 transactions; each first records what both
+#    currval functions give before it has drawn (55000 "not yet defined",
+#    never another client's ID), then inserts a row with a snowflake
+#    default and one with a segment default (RETURNING the IDs), then
+#    records both currvals beside the IDs it inserted.  Asserted: no
+#    duplicate, each client's snowflake IDs increase, in every transaction
+#    both currvals are the IDs that transaction inserted, and every
+#    transaction read 55000 before its draws, including transactions that
+#    came to a server connection right after another client's draws there
+#    (there are such, as 8 clients share 4 connections).
+#  - 4 transactions held open at once (so on the 4 server connections)
+#    draw in turn; each reads its own IDs.  Then 4 new clients, each in an
+#    open transaction on one of those connections, read 55000 from both.
+#
+# Skipped where Debian's package pgbouncer is not installed (test/setup.sh
+# installs it).
 use strict;
 use warnings;
 
@@ -24,6 +39,16 @@ my ($pgbouncer) =
 plan skip_all => 'pgbouncer is not installed (Debian package pgbouncer)'
   unless $pgbouncer;
 
+my $pool = 4;
+my $clients = 8;
+my $per_client = 250;
+my $total = $clients * $per_client;
+
+my $not_defined_snow =
+  '55000 snowflake_currval is not yet defined in this session';
+my $not_defined_seg =
+  '55000 segment_currval of tag "pool" is not yet defined in this session';
+
 my $node = idgen_node('pooled');
 start_node($node);
 $node->safe_psql(
@@ -31,10 +56,26 @@ $node->safe_psql(
 CREATE EXTENSION idgen;
 SELECT idgen.segment_create('pool', 1, 100);
 CREATE TABLE snow (id bigint PRIMARY KEY DEFAULT idgen.snowflake_nextval(), c int);
-CREATE TABLE seg (id bigint PRIMARY KEY DEFAULT idgen.segment_nextval('pool'), c int);});
+CREATE TABLE seg (id bigint PRIMARY KEY DEFAULT idgen.segment_nextval('pool'), c int);
+-- what one transaction saw: its backend, before drawing and after
+CREATE SEQUENCE ev;
+CREATE TABLE before_draw (xid bigint PRIMARY KEY, client int, pid int,
+  ev bigint, snow_state text, seg_state text);
+CREATE TABLE after_draw (xid bigint PRIMARY KEY, client int, pid int,
+  ev bigint, snow_id bigint, seg_id bigint, snow_cur bigint, seg_cur bigint);
+-- a currval, or the SQLSTATE and message of its error
+CREATE FUNCTION currval_state(kind text) RETURNS text LANGUAGE plpgsql AS $$
+BEGIN
+  IF kind = 'snowflake' THEN
+    RETURN idgen.snowflake_currval()::text;
+  END IF;
+  RETURN idgen.segment_currval('pool')::text;
+EXCEPTION WHEN OTHERS THEN
+  RETURN SQLSTATE || ' ' || SQLERRM;
+END $$;});
 wait_ready($node);
 
-# pgbouncer on a Unix socket of its own, one server connection
+# pgbouncer on a Unix socket of its own, a pool of $pool server connections
 my $dir = PostgreSQL::Test::Utils::tempdir_short();
 my $port = PostgreSQL::Test::Cluster::get_free_port();
 my $user = (getpwuid($<))[0];
@@ -55,7 +96,9 @@ unix_socket_dir = $dir
 auth_type = trust
 auth_file = $dir/userlist.txt
 pool_mode = transaction
-default_pool_size = 1
+default_pool_size = $pool
+min_pool_size = 0
+reserve_pool_size = 0
 max_client_conn = 50
 server_reset_query = DISCARD ALL
 server_reset_query_always = 1
@@ -67,17 +110,16 @@ my ($bout, $berr) = ('', '');
 my $bouncer = IPC::Run::start([ $pgbouncer, "$dir/pgbouncer.ini" ],
 	'<', \undef, '>', \$bout, '2>', \$berr);
 
+my @psql = (
+	'psql', '-XAtq', '-v', 'VERBOSITY=verbose', '-h', $dir, '-p', $port,
+	'-U', $user, '-d', 'postgres');
+
 # A psql through pgbouncer: (exit code, stdout, stderr with SQLSTATEs)
 sub pooled_psql
 {
 	my ($sql) = @_;
 	my ($out, $err) = ('', '');
-	IPC::Run::run(
-		[
-			'psql', '-XAtq', '-v', 'VERBOSITY=verbose', '-h', $dir, '-p', $port,
-			'-U', $user, '-d', 'postgres', '-c', $sql
-		],
-		'<', \undef, '>', \$out, '2>', \$err);
+	IPC::Run::run([ @psql, '-c', $sql ], '<', \undef, '>', \$out, '2>', \$err);
 	chomp $out;
 	return ($? >> 8, $out, $err);
 }
@@ -91,60 +133,180 @@ for (1 .. 600)
 	last unless $bouncer->pumpable;
 	usleep(100_000);
 }
-ok($ready, 'pgbouncer accepts clients') or diag($berr . slurp_file("$dir/pgbouncer.log"));
+ok($ready, 'pgbouncer accepts clients')
+  or diag($berr . slurp_file("$dir/pgbouncer.log"));
 
-# Several clients insert with idgen defaults; each transaction also reads
-# both currvals, inside the transaction that drew them
+# A client of pgbouncer that stays connected: a psql reading a pipe
+sub open_client
+{
+	my %c = (in => '', out => '', err => '');
+	$c{h} = IPC::Run::start(\@psql, '<', \$c{in}, '>', \$c{out}, '2>', \$c{err});
+	return \%c;
+}
+
+# Run statements in a client; returns their output once psql has run them
+sub client_sql
+{
+	my ($c, $sql) = @_;
+	my $t = IPC::Run::timer($PostgreSQL::Test::Utils::timeout_default);
+
+	$c->{out} = '';
+	$c->{in} .= "$sql\n\\echo __done__\n";
+	$t->start;
+	while ($c->{out} !~ /^__done__$/m)
+	{
+		die "psql through pgbouncer did not answer: $c->{err}"
+		  if $t->is_expired || !$c->{h}->pumpable;
+		$c->{h}->pump_nb;
+		usleep(10_000);
+	}
+	(my $out = $c->{out}) =~ s/^__done__\n//m;
+	chomp $out;
+	return $out;
+}
+
+sub close_client
+{
+	my ($c) = @_;
+	$c->{in} .= "\\q\n";
+	$c->{h}->finish;
+	return;
+}
+
+# $pool clients, each in a transaction left open, so each holds its own
+# server connection: returns the clients, and per client its backend's pid
+# and what both currvals give at the start of its transaction
+sub hold_all_connections
+{
+	my (@c, @seen);
+	for (1 .. $pool)
+	{
+		my $c = open_client();
+		push @c, $c;
+		push @seen,
+		  [
+			split /\|/,
+			client_sql(
+				$c,
+				q{BEGIN; SELECT pg_backend_pid(), currval_state('snowflake'), currval_state('segment');}
+			) ];
+	}
+	return (\@c, \@seen);
+}
+
+# All server connections of the pool, opened by as many transactions at
+# once (pgbouncer must give each its own)
+my ($held, $seen) = hold_all_connections();
+my %pool_pids = map { $_->[0] => 1 } @$seen;
+is(scalar(keys %pool_pids), $pool,
+	"$pool open transactions through pgbouncer hold $pool server connections");
+close_client($_) for map { client_sql($_, 'COMMIT;'); $_ } @$held;
+
+# 8 pgbench clients on those 4 connections
 my $script = "$dir/insert.sql";
 open $fh, '>', $script or die "could not write $script: $!";
 print $fh <<'EOS';
 BEGIN;
-INSERT INTO snow (c) VALUES (:client_id);
-INSERT INTO seg (c) VALUES (:client_id);
-SELECT idgen.snowflake_currval(), idgen.segment_currval('pool');
+INSERT INTO before_draw SELECT pg_current_xact_id()::text::bigint, :client_id, pg_backend_pid(), nextval('ev'), currval_state('snowflake'), currval_state('segment');
+INSERT INTO snow (c) VALUES (:client_id) RETURNING id AS snow_id \gset
+INSERT INTO seg (c) VALUES (:client_id) RETURNING id AS seg_id \gset
+INSERT INTO after_draw SELECT pg_current_xact_id()::text::bigint, :client_id, pg_backend_pid(), nextval('ev'), :snow_id, :seg_id, idgen.snowflake_currval(), idgen.segment_currval('pool');
 COMMIT;
 EOS
 close $fh;
 my ($pout, $perr) = ('', '');
 IPC::Run::run(
 	[
-		'pgbench', '-n', '-h', $dir, '-p', $port, '-U', $user, '-c', '4',
-		'-j', '2', '-t', '200', '-f', $script, 'postgres'
+		'pgbench', '-n', '-h', $dir, '-p', $port, '-U', $user, '-c', $clients,
+		'-j', '2', '-t', $per_client, '-f', $script, 'postgres'
 	],
 	'<', \undef, '>', \$pout, '2>', \$perr);
-is($? >> 8, 0, 'four clients through pgbouncer: pgbench ran without errors')
+is($? >> 8, 0, "$clients pgbench clients through pgbouncer ran without errors")
   or diag($perr);
-is( $node->safe_psql(
-		'postgres', 'SELECT count(*), count(DISTINCT id) FROM snow'),
-	'800|800',
-	'snowflake defaults: 800 rows, no duplicate');
+like($pout, qr/number of transactions actually processed: $total\/$total/,
+	"$total transactions") or diag($pout);
+
+is($node->safe_psql('postgres', 'SELECT count(*), count(DISTINCT id) FROM snow'),
+	"$total|$total", "snowflake defaults: $total rows, no duplicate");
 is($node->safe_psql('postgres', 'SELECT count(*), count(DISTINCT id) FROM seg'),
-	'800|800', 'segment defaults: 800 rows, no duplicate');
+	"$total|$total", "segment defaults: $total rows, no duplicate");
+is( $node->safe_psql(
+		'postgres', q{
+SELECT count(*) FROM (
+  SELECT snow_id <= lag(snow_id) OVER (PARTITION BY client ORDER BY ev) AS back
+  FROM after_draw) s WHERE back}),
+	'0',
+	'each client\'s snowflake IDs increase from transaction to transaction');
 
-# A client draws both kinds and leaves
-my ($rc, $out, $err) = pooled_psql(
-	q{BEGIN; SELECT pg_backend_pid(), idgen.snowflake_nextval(), idgen.segment_nextval('pool'),
-	  idgen.snowflake_currval(), idgen.segment_currval('pool'); COMMIT;});
-is($rc, 0, 'a client draws IDs through pgbouncer') or diag($err);
-my ($pid1, $s, $g, $sc, $gc) = split /\|/, $out;
-ok(defined $gc && $sc == $s && $gc == $g,
-	'within its transaction, both currvals are its own draws');
+# What the transactions saw
+my ($pids, $shared) = split /\|/, $node->safe_psql(
+	'postgres', q{
+SELECT count(DISTINCT pid),
+       count(*) FILTER (WHERE clients > 1)
+FROM (SELECT pid, count(DISTINCT client) AS clients FROM after_draw GROUP BY pid) p});
+ok($pids > 1 && $pids <= $pool,
+	"the transactions ran on $pids server connections (of the pool of $pool)");
+ok($shared > 0,
+	"$shared server connections served transactions of several clients");
+is( $node->safe_psql(
+		'postgres', q{
+SELECT count(*), count(*) FILTER (WHERE snow_cur = snow_id),
+       count(*) FILTER (WHERE seg_cur = seg_id),
+       count(*) FILTER (WHERE snow_id IN (SELECT id FROM snow)
+                          AND seg_id IN (SELECT id FROM seg))
+FROM after_draw}),
+	"$total|$total|$total|$total",
+	'in every transaction, snowflake_currval and segment_currval are the IDs it inserted'
+);
+is( $node->safe_psql(
+		'postgres',
+		"SELECT snow_state, seg_state, count(*) FROM before_draw GROUP BY 1, 2"),
+	"$not_defined_snow|$not_defined_seg|$total",
+	'every transaction, before drawing, reads 55000 from both currvals');
+my $after_other = $node->safe_psql(
+	'postgres', q{
+SELECT count(*) FROM before_draw b
+WHERE EXISTS (SELECT FROM after_draw a
+              WHERE a.pid = b.pid AND a.client <> b.client AND a.ev < b.ev)});
+ok($after_other > 0,
+	"$after_other of them came to a server connection after another client's draws there"
+);
+is($node->safe_psql('postgres', 'SELECT count(*) FROM before_draw b JOIN after_draw a USING (xid, pid, client)'),
+	$total, 'each transaction stayed on one server connection');
 
-# The next client gets the same server connection (a pool of one), after
-# pgbouncer's DISCARD ALL: it reads no previous client's currval
-($rc, $out, $err) = pooled_psql('SELECT pg_backend_pid()');
-is($out, $pid1, 'the next client is served by the same server connection');
-($rc, $out, $err) = pooled_psql('SELECT idgen.snowflake_currval()');
-isnt($rc, 0, 'a new client: snowflake_currval fails');
-like($err, qr/ERROR:  55000: snowflake_currval is not yet defined in this session/,
-	'a new client: snowflake_currval gives 55000, not the previous client\'s ID');
-($rc, $out, $err) = pooled_psql(q{SELECT idgen.segment_currval('pool')});
-like(
-	$err,
-	qr/ERROR:  55000: segment_currval of tag "pool" is not yet defined in this session/,
-	'a new client: segment_currval gives 55000, not the previous client\'s ID');
-($rc, $out, $err) = pooled_psql('SELECT pg_backend_pid()');
-is($out, $pid1, 'still the same server connection');
+# 4 transactions at once, one on each server connection (every one of
+# which served pgbench's draws), draw in turn: each reads its own IDs
+($held, $seen) = hold_all_connections();
+is( join(',', sort map { $_->[0] } @$seen),
+	join(',', sort keys %pool_pids),
+	'the same server connections are held by 4 new clients');
+is( join(';', map { "$_->[1]|$_->[2]" } @$seen),
+	join(';', ("$not_defined_snow|$not_defined_seg") x $pool),
+	'each new client reads 55000 from both currvals');
+my @drawn;
+for my $c (@$held)
+{
+	push @drawn,
+	  client_sql($c,
+		q{SELECT idgen.snowflake_nextval(), idgen.segment_nextval('pool');});
+}
+my @read = map {
+	client_sql($_,
+		q{SELECT idgen.snowflake_currval(), idgen.segment_currval('pool');})
+} @$held;
+is(join(';', @read), join(';', @drawn),
+	'4 open transactions that drew in turn each read their own IDs, not the last drawn');
+close_client($_) for map { client_sql($_, 'COMMIT;'); $_ } @$held;
+
+# Then 4 more new clients, on the connections where those drew
+($held, $seen) = hold_all_connections();
+is( join(',', sort map { $_->[0] } @$seen),
+	join(',', sort keys %pool_pids),
+	'4 more new clients hold the same server connections');
+is( join(';', map { "$_->[1]|$_->[2]" } @$seen),
+	join(';', ("$not_defined_snow|$not_defined_seg") x $pool),
+	'each reads 55000 from both currvals, not the IDs drawn there last');
+close_client($_) for map { client_sql($_, 'COMMIT;'); $_ } @$held;
 
 $bouncer->kill_kill;
 $bouncer->finish;

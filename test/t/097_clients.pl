@@ -1,9 +1,11 @@
 # Every client example of docs/clients.md runs as shown, against a test
 # server: each block marked <!-- client: NAME --> is written to a file and
 # run with its language's Debian package (psycopg 3, SQLAlchemy 2, Django,
-# pgJDBC, node-postgres).  Asserts: the rows were inserted, the IDs the
-# client printed are exactly the table's, each carries the server's node
-# id; Django's key column has the snowflake default and no sequence left;
+# pgJDBC, Hibernate 3.6, node-postgres).  Asserts: the rows were inserted,
+# the IDs the client printed are exactly the table's, each carries the
+# server's node id; Django's key column has the snowflake default and no
+# sequence left; Hibernate inserts without the key (IDENTITY), and fails as
+# docs/clients.md says with generated keys off and with AUTO or SEQUENCE;
 # node-postgres keeps IDs above 2^53 exact as strings and in JSON as text,
 # and the parseInt pitfall rounds an ID so that a lookup finds no row.  A
 # client whose package is missing is skipped with a line.
@@ -32,7 +34,8 @@ my %block;
 	}
 }
 is(join(',', sort keys %block),
-	'django,django-migration,django-model,jdbc,node,node-pitfall,psycopg,sqlalchemy',
+	'django,django-migration,django-model,hibernate,hibernate-entity,hibernate-no-keys,'
+	  . 'hibernate-run,hibernate-xml,jdbc,node,node-pitfall,psycopg,sqlalchemy',
 	'docs/clients.md has its client examples');
 
 my $node = idgen_node('clients', node_id => 5, conf => "listen_addresses = '127.0.0.1'\n");
@@ -191,6 +194,72 @@ SKIP:
 	($ok, $out, $err) = run_cmd([ 'java', '-cp', "$jdir:$jar", 'Orders' ]);
 	ok($ok, 'pgJDBC example runs (getGeneratedKeys)') or diag($err);
 	check_ids('pgJDBC', 'j_orders', printed_ids($out), 2);
+}
+
+SKIP:
+{
+	my $j = '/usr/share/java';
+	skip why('Hibernate: libhibernate3-java is not installed'), 18
+	  unless -e "$j/hibernate-entitymanager.jar";
+	skip why('Hibernate: libpostgresql-jdbc-java is not installed'), 18 unless -e "$j/postgresql.jar";
+	skip why('Hibernate: no javac (default-jdk-headless)'), 18 unless works([ 'javac', '-version' ]);
+	my $hdir = "$dir/hibernate";
+	make_path($hdir);
+	write_file("$hdir/Order.java", $block{'hibernate-entity'}{code});
+	write_file("$hdir/HibernateOrders.java", $block{hibernate}{code});
+	write_file("$hdir/persistence.xml", $block{'hibernate-xml'}{code});
+	write_file("$hdir/run.sh", $block{'hibernate-run'}{code});
+	# the classpath of the run block, then the run without generated keys
+	write_file("$hdir/no_keys.sh",
+		join('', grep { /^(J|CP)=/ } split /^/m, $block{'hibernate-run'}{code})
+		  . $block{'hibernate-no-keys'}{code});
+	# the statements of its sessions in the server's log
+	$node->safe_psql('postgres', "ALTER ROLE \"$user\" SET log_statement = 'all'");
+	my $log_from = -s $node->logfile;
+	my ($ok, $out, $err) = run_cmd([ 'bash', '-c', "cd '$hdir' && bash run.sh" ]);
+	ok($ok, 'Hibernate example compiles and runs (IDENTITY, generated keys)') or diag($out . $err);
+	my $log = substr(slurp_file($node->logfile), $log_from);
+	is(scalar(() = $log =~ /execute [^:]*: insert into h_orders \(customer\) values \(\$1\)\n\s*RETURNING \*$/mg),
+		2, 'Hibernate: pgJDBC sends each INSERT with RETURNING * (generated keys)') or diag($log);
+	$node->safe_psql('postgres', "ALTER ROLE \"$user\" RESET log_statement");
+	is(scalar(() = $out =~ /^Hibernate: insert into h_orders \(customer\) values \(\?\)$/mg),
+		2, 'Hibernate: each INSERT leaves the key to the column default') or diag($out);
+	like($out, qr/^id \d+ alice\n(?:.*\n)?id \d+ bob$/m,
+		'Hibernate: each ID read back finds its own row');
+	check_ids('Hibernate', 'h_orders', printed_ids($out), 2);
+
+	($ok, $out, $err) = run_cmd([ 'bash', '-c', "cd '$hdir' && bash no_keys.sh" ]);
+	ok(!$ok, 'Hibernate with use_get_generated_keys=false: the example fails');
+	like($out, qr/^Hibernate: insert into h_orders \(customer\) values \(\?\)\nHibernate: select currval\('h_orders_id_seq'\)$/m,
+		'Hibernate without generated keys: the INSERT, then select currval(\'h_orders_id_seq\')')
+	  or diag($out);
+	like($err,
+		qr/javax\.persistence\.PersistenceException: org\.hibernate\.exception\.SQLGrammarException: could not retrieve generated id after insert: \[Order\].*ERROR: relation "h_orders_id_seq" does not exist/s,
+		'Hibernate without generated keys: could not retrieve generated id, relation "h_orders_id_seq" does not exist'
+	) or diag($err);
+	is($node->safe_psql('postgres', 'SELECT count(*) FROM h_orders'), '2',
+		'Hibernate without generated keys: the failed insert kept no row');
+
+	# AUTO and SEQUENCE: the entity changed, nothing else
+	for my $strategy ('AUTO', 'SEQUENCE')
+	{
+		my $sdir = "$hdir/" . lc $strategy;
+		make_path($sdir);
+		(my $entity = $block{'hibernate-entity'}{code}) =~
+		  s/GenerationType\.IDENTITY/GenerationType.$strategy/ or die 'no IDENTITY in the entity';
+		write_file("$sdir/Order.java", $entity);
+		write_file("$sdir/$_", slurp_file("$hdir/$_")) for qw(HibernateOrders.java persistence.xml run.sh);
+		($ok, $out, $err) = run_cmd([ 'bash', '-c', "cd '$sdir' && bash run.sh" ]);
+		ok(!$ok, "Hibernate with GenerationType.$strategy: the example fails");
+		like($out, qr/^Hibernate: select nextval \('hibernate_sequence'\)$/m,
+			"Hibernate with GenerationType.$strategy asks for the ID before the INSERT")
+		  or diag($out);
+		like($err, qr/ERROR: relation "hibernate_sequence" does not exist/,
+			"Hibernate with GenerationType.$strategy: relation \"hibernate_sequence\" does not exist")
+		  or diag($err);
+	}
+	is($node->safe_psql('postgres', 'SELECT count(*) FROM h_orders'), '2',
+		'Hibernate with AUTO or SEQUENCE: no row inserted');
 }
 
 SKIP:
