@@ -13,12 +13,16 @@
 #      updatecontrol" makes of their .in files for the versions they name;
 #      dpkg-buildpackage -us -uc -b in a clean copy (the zip's tree, with
 #      the committed debian/control) makes postgresql-N-idgen_<version>_<arch>.deb
-#   5. with the build trees removed and this tree cleaned, the .deb installs
-#      (apt), and its files are the only idgen files
+#   5. with the build trees gone and the build products of every idgen
+#      tree on the system removed (this tree's, test/run.sh's scratch copy
+#      in /tmp/idgen-test.*), the .deb installs (apt); the only idgen.so on
+#      the system, and every idgen file in PostgreSQL's directories, are
+#      the package's
 #   6. the demo (test/demo.sh --installed) and the package's autopkgtest
 #      (debian/tests/installcheck: make installcheck in a pg_virtualenv
 #      cluster) run against the packaged files
-#   7. dpkg -r removes the package, and its files are gone
+#   7. dpkg -r removes the package: none of its files is left, and no
+#      idgen.so anywhere
 # Ends with "package: N passed, N failed"; exits non-zero if any failed.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -189,9 +193,38 @@ fi
 echo "== the package installed, no build tree left"
 rm -rf "$build" "$tmp/dist" "$git_tree" "$ctl"
 make -s -C "$top" PG_CONFIG="$PG_CONFIG" clean >/dev/null 2>&1
-if [ -n "$(idgen_files)" ]; then
+# Every idgen tree on the system (a directory with idgen.control that is no
+# installation's): its build products go, test output stays (test/run.sh's
+# scratch copy, /tmp/idgen-test.*, has an idgen.so built for the suite)
+idgen_trees() {
+	find / -xdev \( -path /proc -o -path /sys -o -path /dev \) -prune -o \
+		-name idgen.control -print 2>/dev/null |
+		while read -r f; do
+			case $f in */share/postgresql/*/extension/*) continue ;; esac
+			dirname "$f"
+		done
+}
+# idgen.so anywhere, and the build products of every idgen tree
+build_products() {
+	local d
+	find / -xdev \( -path /proc -o -path /sys -o -path /dev \) -prune -o \
+		-name idgen.so -print 2>/dev/null
+	for d in $(idgen_trees); do
+		find "$d" \( -name '*.o' -o -name '*.so' -o -name '*.bc' \) -print
+		ls -d "$d/idgen--$version.sql" 2>/dev/null
+	done | sort -u
+}
+for d in $(idgen_trees); do
+	find "$d" \( -name '*.o' -o -name '*.so' -o -name '*.bc' \) -delete
+	rm -f "$d/idgen--$version.sql"
+done
+left=$(build_products)
+if [ -z "$left" ] && [ -z "$(idgen_files)" ]; then
+	pass "no idgen build product and no idgen file in PostgreSQL's directories before the package ($(idgen_trees | wc -l) source trees)"
+else
+	echo "$left"
 	idgen_files
-	fail "no idgen file before the package is installed"
+	fail "no idgen build product and no idgen file in PostgreSQL's directories before the package"
 fi
 if apt-get install -y -qq "$tmp/$deb" >/dev/null; then
 	pass "apt-get install $deb"
@@ -206,6 +239,15 @@ else
 	echo "not from the package: $notpackaged"
 	fail "idgen's files are the package's"
 fi
+sos=$(build_products)
+if [ "$sos" = "$libdir/idgen.so" ] && [ "$(dpkg -S "$sos" 2>/dev/null | cut -d: -f1)" = "$pkg" ]; then
+	pass "the only idgen.so on the system is $pkg's"
+else
+	echo "$sos"
+	dpkg -S $sos
+	fail "the only idgen.so on the system is $pkg's"
+fi
+packaged=$(dpkg -L "$pkg" | while read -r f; do [ -f "$f" ] && echo "$f"; done)
 
 echo "== demo with the package"
 if DEMO_PORT=54339 bash test/demo.sh --installed >"$tmp/demo.log" 2>&1; then
@@ -229,7 +271,7 @@ while [ $port -lt 58540 ] && (exec 3<>/dev/tcp/127.0.0.1/$port) 2>/dev/null; do
 	port=$((port + 1))
 done
 if (cd "$check" && env -u TAP_TESTS PGPORT=$port debian/tests/installcheck) >"$tmp/check.log" 2>&1 &&
-	grep -q "### End $PG_MAJOR installcheck ###" "$tmp/check.log"; then
+	grep -q "### End $PG_MAJOR installcheck ###" "$tmp/check.log" && [ -z "$(build_products | grep -v "^$libdir/idgen.so\$")" ]; then
 	pass "debian/tests/installcheck against the packaged files ($(grep -cE '^ok |\.\.\. +ok' "$tmp/check.log") tests)"
 else
 	grep -E '^(not ok|.*FAILED)' "$tmp/check.log"
@@ -238,10 +280,12 @@ else
 fi
 
 echo "== dpkg -r"
-if dpkg -r "$pkg" >/dev/null && [ -z "$(idgen_files)" ]; then
-	pass "dpkg -r $pkg removes idgen's files"
+dpkg -r "$pkg" >/dev/null
+left=$(for f in $packaged; do [ -e "$f" ] && echo "$f"; done; build_products; idgen_files)
+if [ -n "$packaged" ] && [ -z "$left" ]; then
+	pass "dpkg -r $pkg removes its $(echo "$packaged" | wc -l) files; no idgen.so left anywhere"
 else
-	idgen_files
+	echo "$left"
 	fail "dpkg -r $pkg removes idgen's files"
 fi
 finish
