@@ -9,13 +9,20 @@
 #      make && make install
 #   3. make uninstall: no idgen file is left in PostgreSQL's directories
 #      (neither the suite's "make install" nor the zip's)
-#   4. dpkg-buildpackage -us -uc -b in a clean copy (the zip's tree) makes
-#      postgresql-N-idgen_<version>_<arch>.deb
-#   5. with the build trees removed and this tree cleaned, the .deb installs
-#      (apt), and its files are the only idgen files
-#   6. the demo (test/demo.sh --installed) and "make check" (installcheck
-#      against a throwaway instance) run against the packaged files
-#   7. dpkg -r removes the package, and its files are gone
+#   4. debian/control and debian/tests/control are what "pg_buildext
+#      updatecontrol" makes of their .in files for the versions they name;
+#      dpkg-buildpackage -us -uc -b in a clean copy (the zip's tree, with
+#      the committed debian/control) makes postgresql-N-idgen_<version>_<arch>.deb
+#   5. with the build trees gone and the build products of every idgen
+#      tree on the system removed (this tree's, test/run.sh's scratch copy
+#      in /tmp/idgen-test.*), the .deb installs (apt); the only idgen.so on
+#      the system, and every idgen file in PostgreSQL's directories, are
+#      the package's
+#   6. the demo (test/demo.sh --installed) and the package's autopkgtest
+#      (debian/tests/installcheck: make installcheck in a pg_virtualenv
+#      cluster) run against the packaged files
+#   7. dpkg -r removes the package: none of its files is left, and no
+#      idgen.so anywhere
 # Ends with "package: N passed, N failed"; exits non-zero if any failed.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -125,31 +132,103 @@ else
 	fail "make uninstall leaves no idgen file"
 fi
 
+echo "== debian/control"
+# Committed as "pg_buildext updatecontrol" makes it (in Debian unstable):
+# checkcontrol, for the versions it names and without PG_UPDATECONTROL,
+# fails if control.in (or tests/control.in) says something else
+ctl=$tmp/ctl
+mkdir -p "$ctl"
+cp -a "$dist_tree/debian" "$ctl/"
+named=$(sed -n 's/^Package: postgresql-\([0-9.]*\)-idgen$/\1/p' "$ctl/debian/control" | xargs)
+if [ -n "$named" ] && (cd "$ctl" &&
+	env -u PG_UPDATECONTROL PG_SUPPORTED_VERSIONS="$named" pg_buildext checkcontrol) >"$tmp/ctl.log" 2>&1; then
+	pass "debian/control is control.in's for PostgreSQL $named"
+else
+	cat "$tmp/ctl.log"
+	fail "debian/control is control.in's for the versions it names (pg_buildext updatecontrol)"
+fi
+
 echo "== dpkg-buildpackage"
-# A clean copy: the zip's tree (no build products, no .git)
+# A clean copy: the zip's tree (no build products, no .git), its
+# debian/control as committed
 build=$tmp/build
 mkdir -p "$build"
 cp -a "$dist_tree" "$build/idgen"
+# Debian's tooling builds for the versions pg_buildext supported-versions
+# names: debian/pgversions (15+) and the release's supported versions,
+# the release's own PostgreSQL unless PG_SUPPORTED_VERSIONS, its documented
+# override, names others.  Where the release's own is the version under
+# test (bookworm 15, trixie 17, forky 18) dpkg-buildpackage runs as it is;
+# for another (19 from experimental on sid, whose own is 18)
+# PG_SUPPORTED_VERSIONS names that one version.  debian/rules lets
+# checkcontrol rewrite debian/control for the versions built.
+supported=$(cd "$build/idgen" && env -u PG_SUPPORTED_VERSIONS pg_buildext supported-versions 2>/dev/null | xargs)
+if [ "$supported" = "$PG_MAJOR" ]; then
+	build_env=()
+else
+	build_env=("PG_SUPPORTED_VERSIONS=$PG_MAJOR")
+fi
+echo "${build_env[*]:+${build_env[*]} }dpkg-buildpackage -us -uc -b (this release supports: ${supported:-none})"
 if (
 	cd "$build/idgen" &&
-		export PG_SUPPORTED_VERSIONS=$PG_MAJOR &&
-		pg_buildext updatecontrol &&
-		dpkg-buildpackage -us -uc -b
+		env -u PG_SUPPORTED_VERSIONS -u PG_UPDATECONTROL "${build_env[@]}" dpkg-buildpackage -us -uc -b
 ) >"$tmp/build.log" 2>&1 && [ -f "$build/$deb" ]; then
-	pass "dpkg-buildpackage -us -uc -b makes $deb"
+	grep -E '^(Notice: |### PostgreSQL [0-9.]+ loop ###)' "$tmp/build.log"
+	pass "${build_env[*]:+${build_env[*]} }dpkg-buildpackage -us -uc -b makes $deb"
 	cp "$build/$deb" "$tmp/"
 else
 	tail -40 "$tmp/build.log"
-	fail "dpkg-buildpackage -us -uc -b makes $deb"
+	ls "$build"
+	fail "${build_env[*]:+${build_env[*]} }dpkg-buildpackage -us -uc -b makes $deb"
 	finish
+fi
+# (and its debug symbols, which a newer debhelper puts in a .deb too)
+others=$(cd "$build" && ls ./*.deb | grep -vE "^\./$pkg(-dbgsym)?_")
+if [ -z "$others" ]; then
+	pass "no package for another version built"
+else
+	fail "no package for another version built: $others"
 fi
 
 echo "== the package installed, no build tree left"
-rm -rf "$build" "$tmp/dist" "$git_tree"
+rm -rf "$build" "$tmp/dist" "$git_tree" "$ctl"
 make -s -C "$top" PG_CONFIG="$PG_CONFIG" clean >/dev/null 2>&1
-if [ -n "$(idgen_files)" ]; then
+# Every idgen tree on the system (a directory with idgen.control that is no
+# installation's)
+idgen_trees() {
+	find / -xdev \( -path /proc -o -path /sys -o -path /dev \) -prune -o \
+		-name idgen.control -print 2>/dev/null |
+		while read -r f; do
+			case $f in */share/postgresql/*/extension/*) continue ;; esac
+			dirname "$f"
+		done
+}
+# idgen.so anywhere, and the build products of every idgen tree
+build_products() {
+	local d
+	find / -xdev \( -path /proc -o -path /sys -o -path /dev \) -prune -o \
+		-name idgen.so -print 2>/dev/null
+	for d in $(idgen_trees); do
+		find "$d" \( -name '*.o' -o -name '*.so' -o -name '*.bc' \) -print
+		ls -d "$d/idgen--$version.sql" 2>/dev/null
+	done | sort -u
+}
+# The build products of the trees the scripts in test/ made go: this one's
+# (cleaned above) and test/run.sh's scratch copies (/tmp/idgen-test.*, with
+# an idgen.so built for the suite), whose test output stays.  One found
+# anywhere else is a failure, not removed: it is not this script's
+for d in "$top" /tmp/idgen-test.*; do
+	[ -f "$d/idgen.control" ] || continue
+	find "$d" \( -name '*.o' -o -name '*.so' -o -name '*.bc' \) -delete
+	rm -f "$d/idgen--$version.sql"
+done
+left=$(build_products)
+if [ -z "$left" ] && [ -z "$(idgen_files)" ]; then
+	pass "no idgen build product and no idgen file in PostgreSQL's directories before the package ($(idgen_trees | wc -l) source trees)"
+else
+	echo "$left"
 	idgen_files
-	fail "no idgen file before the package is installed"
+	fail "no idgen build product and no idgen file in PostgreSQL's directories before the package"
 fi
 if apt-get install -y -qq "$tmp/$deb" >/dev/null; then
 	pass "apt-get install $deb"
@@ -164,6 +243,15 @@ else
 	echo "not from the package: $notpackaged"
 	fail "idgen's files are the package's"
 fi
+sos=$(build_products)
+if [ "$sos" = "$libdir/idgen.so" ] && [ "$(dpkg -S "$sos" 2>/dev/null | cut -d: -f1)" = "$pkg" ]; then
+	pass "the only idgen.so on the system is $pkg's"
+else
+	echo "$sos"
+	dpkg -S $sos
+	fail "the only idgen.so on the system is $pkg's"
+fi
+packaged=$(dpkg -L "$pkg" | while read -r f; do [ -f "$f" ] && echo "$f"; done)
 
 echo "== demo with the package"
 if DEMO_PORT=54339 bash test/demo.sh --installed >"$tmp/demo.log" 2>&1; then
@@ -174,28 +262,34 @@ else
 fi
 rm -rf "$top/tmp_demo"
 
-echo "== make check (installcheck) with the package"
-# A scratch copy owned by the server user, as test/run.sh makes; nothing
-# is built in it
+echo "== autopkgtest (debian/tests/installcheck) with the package"
+# In a scratch copy (the tests write their results into the tree), as
+# autopkgtest runs it: pg_buildext installcheck for each installed
+# postgresql-N-idgen, in a pg_virtualenv cluster on localhost; a port that
+# nothing on this machine listens on (a chroot shares the host's network)
 check=$tmp/check
 mkdir -p "$check"
 (cd "$top" && tar --exclude=./.git --exclude='./tmp_*' -cf - .) | tar -C "$check" -xf -
-chown -R postgres: "$check"
-if as_pg_user env -u TAP_TESTS make -s --no-print-directory -C "$check" PG_CONFIG="$PG_CONFIG" \
-	TEMP_PORT=58439 check >"$tmp/check.log" 2>&1 && [ ! -e "$check/idgen.so" ]; then
-	pass "make check against the packaged files ($(grep -cE '^ok |\.\.\. +ok' "$tmp/check.log") tests)"
+port=58440
+while [ $port -lt 58540 ] && (exec 3<>/dev/tcp/127.0.0.1/$port) 2>/dev/null; do
+	port=$((port + 1))
+done
+if (cd "$check" && env -u TAP_TESTS PGPORT=$port debian/tests/installcheck) >"$tmp/check.log" 2>&1 &&
+	grep -q "### End $PG_MAJOR installcheck ###" "$tmp/check.log" && [ -z "$(build_products | grep -v "^$libdir/idgen.so\$")" ]; then
+	pass "debian/tests/installcheck against the packaged files ($(grep -cE '^ok |\.\.\. +ok' "$tmp/check.log") tests)"
 else
 	grep -E '^(not ok|.*FAILED)' "$tmp/check.log"
-	head -100 "$check/regression.diffs" "$check/output_iso/regression.diffs" 2>/dev/null
-	tail -20 "$tmp/check.log"
-	fail "make check against the packaged files"
+	tail -60 "$tmp/check.log"
+	fail "debian/tests/installcheck against the packaged files"
 fi
 
 echo "== dpkg -r"
-if dpkg -r "$pkg" >/dev/null && [ -z "$(idgen_files)" ]; then
-	pass "dpkg -r $pkg removes idgen's files"
+dpkg -r "$pkg" >/dev/null
+left=$(for f in $packaged; do [ -e "$f" ] && echo "$f"; done; build_products; idgen_files)
+if [ -n "$packaged" ] && [ -z "$left" ]; then
+	pass "dpkg -r $pkg removes its $(echo "$packaged" | wc -l) files; no idgen.so left anywhere"
 else
-	idgen_files
+	echo "$left"
 	fail "dpkg -r $pkg removes idgen's files"
 fi
 finish

@@ -16,10 +16,13 @@ esac
 pkgs=(postgresql-$PG_MAJOR postgresql-server-dev-$PG_MAJOR make gcc libipc-run-perl
 	faketime clang $clang_rt default-jdk-headless gnuplot-nox rsync pgbouncer)
 
-# Tools that users run idgen with, installed where this release has them
-# and never a reason to fail: pg_partman (t/065), pglogical (t/077), the
-# client libraries of docs/clients.md (t/097).  A test whose package is
-# missing skips with a line.
+# Tools that users run idgen with, installed where this release has them:
+# pg_partman (t/065), pglogical (t/077), the client libraries of
+# docs/clients.md (t/097).  On a release without one (no candidate in
+# apt-cache policy) the tests that use it skip with a line.  On a release
+# that has it, failing to install it is loud: setup.sh says so, no stamp is
+# written (the next run tries again), and test/run.sh counts the package,
+# and every skip that names it, as a failure.
 optional=(postgresql-$PG_MAJOR-partman postgresql-$PG_MAJOR-pglogical
 	python3-psycopg python3-sqlalchemy python3-django libpostgresql-jdbc-java
 	libhibernate3-java libjavassist-java nodejs node-pg)
@@ -28,15 +31,43 @@ installed() {
 	dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"
 }
 
+# "package candidate-version" for each package named that this release has
+# (apt-cache policy names a candidate; it needs no root and no network)
+candidates() {
+	apt-cache policy "$@" 2>/dev/null | awk '
+		/^[^ ].*:$/ { p = substr($0, 1, length($0) - 1) }
+		/^  Candidate:/ && $2 != "(none)" { print p, $2 }'
+}
+
+# What run.sh reads: every package named here that this release has, and
+# whether it is installed ("pkg version installed|missing")
+record=/var/lib/idgen-setup-packages
+write_record() {
+	[ "$(id -u)" -eq 0 ] || return 0
+	candidates "${pkgs[@]}" "${optional[@]}" | while read -r p v; do
+		if installed "$p"; then echo "$p $v installed"; else echo "$p $v missing"; fi
+	done >"$record.new" && mv "$record.new" "$record"
+}
+
 missing=()
 for p in "${pkgs[@]}"; do
 	installed "$p" || missing+=("$p")
 done
-# The optional packages are tried once per list (a stamp remembers it)
+# The optional packages are looked up after an apt-get update once per list
+# (a stamp remembers it); after that, one the release has but that is not
+# installed (a transient failure last time, say) is tried again on every run
 stamp=/var/lib/idgen-setup-optional
 want_optional=0
 [ "$(cat "$stamp" 2>/dev/null)" = "${optional[*]}" ] || want_optional=1
-[ ${#missing[@]} -eq 0 ] && [ $want_optional = 0 ] && exit 0
+if [ $want_optional = 0 ]; then
+	while read -r p v; do
+		installed "$p" || want_optional=1
+	done < <(candidates "${optional[@]}")
+fi
+if [ ${#missing[@]} -eq 0 ] && [ $want_optional = 0 ]; then
+	write_record
+	exit 0
+fi
 
 if [ "$(id -u)" -ne 0 ]; then
 	[ ${#missing[@]} -eq 0 ] && exit 0
@@ -62,15 +93,23 @@ if [ ${#missing[@]} -gt 0 ]; then
 	apt-get install -y -qq "${missing[@]}" >/dev/null
 fi
 if [ $want_optional = 1 ]; then
+	optional_failed=()
+	have=$(candidates "${optional[@]}")
 	for p in "${optional[@]}"; do
 		installed "$p" && continue
-		if apt-cache show "$p" >/dev/null 2>&1; then
-			echo "setup: installing $p (optional)"
-			apt-get install -y -qq "$p" >/dev/null ||
-				echo "setup: $p could not be installed; the tests that use it skip" >&2
-		else
+		v=$(echo "$have" | awk -v p="$p" '$1 == p { print $2 }')
+		if [ -z "$v" ]; then
 			echo "setup: $p is not in this release; the tests that use it skip"
+			continue
+		fi
+		echo "setup: installing $p $v (optional)"
+		if ! apt-get install -y -qq "$p" >/dev/null; then
+			echo "setup: FAILED to install $p although this release has it ($v):" \
+				"the tests that use it fail; the next run tries again" >&2
+			optional_failed+=("$p")
 		fi
 	done
-	echo "${optional[*]}" >"$stamp"
+	# No stamp after a failure, so that the next run looks again
+	[ ${#optional_failed[@]} -eq 0 ] && echo "${optional[*]}" >"$stamp"
 fi
+write_record
