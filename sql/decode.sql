@@ -41,6 +41,23 @@ SELECT idgen.id_make('2025-11-25 12:00+00', 1, 7, 'pgedge') = 383949943603204103
 SELECT ts, node_id, sequence FROM idgen.id_decode(383949943603204103, 'pgedge');
 SELECT ts, node_id, sequence FROM idgen.id_decode(264905529753599999, 'pgedge');
 
+-- Made by pgEdge's snowflake 2.6.0 itself (built from its source, node 7):
+-- three IDs of its nextval() and four fixed values, with what its
+-- get_epoch, get_node and get_count said of each (t/084 compares the two on
+-- 40,000 IDs where pgEdge's extension is installed)
+SELECT v.id,
+       d.ts = to_timestamp(v.p_epoch) AND d.node_id = v.p_node AND d.sequence = v.p_count AS same_fields,
+       idgen.id_make(to_timestamp(v.p_epoch), v.p_node, v.p_count, 'pgedge') = v.id AS makes_it_back
+FROM (VALUES (516614997359489024, 1795701813.613, 7, 0),
+             (516614997359489025, 1795701813.613, 7, 1),
+             (516614997359489026, 1795701813.613, 7, 2),
+             (383949943603204103, 1764072000.000, 1, 7),
+             (9223372036854775807, 3871554455.551, 1023, 4095),
+             (4194304, 1672531200.001, 0, 0),
+             (1234567890123456789, 1966875122.167, 664, 277))
+     AS v(id, p_epoch, p_node, p_count),
+     LATERAL idgen.id_decode(v.id, 'pgedge') d;
+
 -- Sonyflake v2's Compose with its defaults (39 bits of 10 ms since
 -- 2025-01-01 UTC, 8 sequence, 16 machine): time 2838240000, sequence 7,
 -- machine 1; and 2026-02-28 23:59:59.99 UTC, sequence 1, machine 4660

@@ -19,3 +19,24 @@ build_and_install() {
 	make -s PG_CONFIG="$PG_CONFIG"
 	make -s PG_CONFIG="$PG_CONFIG" install
 }
+
+# Build pgEdge's snowflake extension from a source checkout ($1, never part
+# of this repository) in a scratch copy and install it into this
+# PostgreSQL (needs root or a writable libdir).  Prints why on failure.
+install_pgedge() {
+	local src=$1 build rc=0
+	if [ ! -f "$src/snowflake.c" ]; then
+		echo "$src has no snowflake.c"
+		return 1
+	fi
+	build=$(mktemp -d /tmp/idgen-pgedge.XXXXXX)
+	cp -a "$src/." "$build/"
+	if ! { make -s -C "$build" USE_PGXS=1 PG_CONFIG="$PG_CONFIG" &&
+		make -s -C "$build" USE_PGXS=1 PG_CONFIG="$PG_CONFIG" install; } >"$build.log" 2>&1; then
+		cat "$build.log" >&2
+		echo "pgEdge's snowflake did not build from $src (log above)"
+		rc=1
+	fi
+	rm -rf "$build" "$build.log"
+	return $rc
+}

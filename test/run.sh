@@ -10,6 +10,8 @@
 # Ends with a line "N passed, N failed"; exits non-zero if anything failed.
 #   FUZZ_SECONDS=N  seconds per fuzz target (default 15; 0 skips fuzzing)
 #   TAP_TESTS="t/010_x.pl ..."  run only these TAP tests (paths from test/)
+#   PGEDGE_SRC=DIR  a checkout of pgEdge's snowflake: built and installed
+#                   first, so that t/084 checks the 'pgedge' preset against it
 set -uo pipefail
 cd "$(dirname "$0")/.."
 top=$(pwd)
@@ -27,6 +29,16 @@ if ! build_and_install; then
 	fail "build"
 	echo "$passed passed, $failed failed"
 	exit 1
+fi
+
+# pgEdge's snowflake, for t/084's cross-check, from a checkout given
+if [ -n "${PGEDGE_SRC:-}" ]; then
+	echo "== build and install pgEdge's snowflake from $PGEDGE_SRC"
+	if why=$(install_pgedge "$PGEDGE_SRC"); then
+		pass "pgEdge's snowflake built and installed"
+	else
+		fail "pgEdge's snowflake: $why"
+	fi
 fi
 
 # Scratch copy for everything that writes test output

@@ -62,21 +62,10 @@ build_and_install
 # pgEdge's snowflake, from the source checkout given (never committed here)
 pgedge_why=
 if [ -n "${PGEDGE_SRC:-}" ]; then
-	if [ ! -f "$PGEDGE_SRC/snowflake.c" ]; then
-		pgedge_why="PGEDGE_SRC=$PGEDGE_SRC has no snowflake.c"
-	else
-		pgedge_build=$(mktemp -d /tmp/idgen-bench-pgedge.XXXXXX)
-		cp -a "$PGEDGE_SRC/." "$pgedge_build/"
-		echo "== build and install pgEdge's snowflake from $PGEDGE_SRC"
-		if ! { make -s -C "$pgedge_build" USE_PGXS=1 PG_CONFIG="$PG_CONFIG" &&
-			make -s -C "$pgedge_build" USE_PGXS=1 PG_CONFIG="$PG_CONFIG" install; } >"$pgedge_build.log" 2>&1; then
-			cat "$pgedge_build.log" >&2
-			pgedge_why="pgEdge's snowflake did not build from $PGEDGE_SRC (log above)"
-		fi
-		pgedge_rev=$(git -C "$PGEDGE_SRC" rev-parse --short HEAD 2>/dev/null ||
-			sed -n "s/^default_version = '\(.*\)'/version \1/p" "$PGEDGE_SRC/snowflake.control")
-		rm -rf "$pgedge_build" "$pgedge_build.log"
-	fi
+	echo "== build and install pgEdge's snowflake from $PGEDGE_SRC"
+	pgedge_why=$(install_pgedge "$PGEDGE_SRC") || true
+	pgedge_rev=$(git -C "$PGEDGE_SRC" rev-parse --short HEAD 2>/dev/null ||
+		sed -n "s/^default_version = '\(.*\)'/version \1/p" "$PGEDGE_SRC/snowflake.control")
 else
 	pgedge_why="PGEDGE_SRC is not set (pgEdge's snowflake is in no Debian release; give a source checkout to measure it)"
 fi
