@@ -18,7 +18,7 @@ if [ $installed = 1 ]; then
 		exit 1
 	fi
 else
-	bash test/setup.sh
+	bash test/setup.sh --build
 	. test/env.sh
 	build_and_install
 fi

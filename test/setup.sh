@@ -1,7 +1,16 @@
 #!/usr/bin/env bash
 # Install what building and testing idgen needs, from Debian's packages.
 # Idempotent: installs only what is missing.  Needs root (or does nothing).
+#   bash test/setup.sh           everything the tests use
+#   bash test/setup.sh --build   only what building idgen and the demo need
+#                                (PostgreSQL, its server headers, make, gcc)
 set -euo pipefail
+build_only=0
+case ${1:-} in
+--build) build_only=1 ;;
+"") ;;
+*) echo "usage: $0 [--build]" >&2; exit 2 ;;
+esac
 
 # PostgreSQL's major version: PG_CONFIG's, PG_MAJOR, or this Debian release's
 . "$(dirname "$0")/pg_major.sh"
@@ -27,6 +36,11 @@ optional=(postgresql-$PG_MAJOR-partman postgresql-$PG_MAJOR-pglogical
 	python3-psycopg python3-sqlalchemy python3-django libpostgresql-jdbc-java
 	libhibernate3-java libjavassist-java nodejs node-pg)
 
+if [ $build_only = 1 ]; then
+	pkgs=(postgresql-$PG_MAJOR postgresql-server-dev-$PG_MAJOR make gcc)
+	optional=()
+fi
+
 installed() {
 	dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"
 }
@@ -43,7 +57,7 @@ candidates() {
 # whether it is installed ("pkg version installed|missing")
 record=/var/lib/idgen-setup-packages
 write_record() {
-	[ "$(id -u)" -eq 0 ] || return 0
+	[ "$(id -u)" -eq 0 ] && [ $build_only = 0 ] || return 0
 	candidates "${pkgs[@]}" "${optional[@]}" | while read -r p v; do
 		if installed "$p"; then echo "$p $v installed"; else echo "$p $v missing"; fi
 	done >"$record.new" && mv "$record.new" "$record"
@@ -58,8 +72,8 @@ done
 # installed (a transient failure last time, say) is tried again on every run
 stamp=/var/lib/idgen-setup-optional
 want_optional=0
-[ "$(cat "$stamp" 2>/dev/null)" = "${optional[*]}" ] || want_optional=1
-if [ $want_optional = 0 ]; then
+[ $build_only = 1 ] || [ "$(cat "$stamp" 2>/dev/null)" = "${optional[*]}" ] || want_optional=1
+if [ $want_optional = 0 ] && [ $build_only = 0 ]; then
 	while read -r p v; do
 		installed "$p" || want_optional=1
 	done < <(candidates "${optional[@]}")
