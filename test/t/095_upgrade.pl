@@ -10,9 +10,13 @@
 # and updates from 0.1, 0.2.0 and 0.3.0 reach the same objects, compared one
 # by one.  DROP EXTENSION then leaves no object of the extension behind, its
 # schema included (the state file in the data directory stays, by design).
+# A dump made with 0.3.0 restores into a database where 0.4.0 was created
+# first (one error: its schema exists), and the empty schema DROP EXTENSION
+# of 0.3.0 leaves must be dropped before CREATE EXTENSION of 0.4.0.
 use strict;
 use warnings;
 
+use IPC::Run;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
@@ -173,9 +177,55 @@ for my $db ('postgres', 'fresh')
 		          WHERE n.nspname = 'idgen')
 		     + (SELECT count(*) FROM pg_type t JOIN pg_namespace n ON n.oid = t.typnamespace
 		          WHERE n.nspname = 'idgen')
-		     + (SELECT count(*) FROM pg_trigger WHERE tgname LIKE 'segment_alloc_guard%')}),
+		     + (SELECT count(*) FROM pg_trigger WHERE tgname LIKE 'segment_alloc_guard%')
+		     + (SELECT count(*) FROM pg_event_trigger WHERE evtname LIKE 'idgen%')}),
 		'0', "DROP EXTENSION ($db) leaves no schema, table, function, type or trigger behind");
 }
+
+# --- What 0.3.0 and older leave in the way of 0.4.0 (README, Updating) ---
+# A dump made with 0.3.0 names the extension's schema; restored into a
+# database where CREATE EXTENSION idgen (0.4.0) ran first, its only error is
+# the schema that already exists, and its rows load
+$node->safe_psql('postgres', 'CREATE EXTENSION idgen');	# the worker's reservation
+wait_ready($node);
+$node->safe_psql('postgres', 'CREATE DATABASE old030');
+$node->safe_psql('old030', q{
+	CREATE EXTENSION idgen VERSION '0.3.0';
+	SELECT idgen.segment_create('t', 1, 10);
+	CREATE TABLE x (id bigint PRIMARY KEY DEFAULT idgen.snowflake_nextval(), v int);
+	INSERT INTO x (v) SELECT idgen.segment_nextval('t') FROM generate_series(1, 25);
+});
+my $old_snow = $node->safe_psql('old030', 'SELECT max(id) FROM x');
+my $dump = $PostgreSQL::Test::Utils::tmp_check . '/old030.dump';
+command_ok([ 'pg_dump', '-Fc', '-f', $dump, '-h', $node->host, '-p', $node->port, 'old030' ],
+	'pg_dump of a database with idgen 0.3.0');
+$node->safe_psql('postgres', 'CREATE DATABASE new040');
+$node->safe_psql('new040', 'CREATE EXTENSION idgen');
+my ($stdout, $stderr);
+IPC::Run::run([ 'pg_restore', '-d', 'new040', '-h', $node->host, '-p', $node->port, $dump ],
+	'>', \$stdout, '2>', \$stderr);
+my @errors = grep { /ERROR:/ } split /\n/, $stderr;
+is(scalar @errors, 1, 'restoring the 0.3.0 dump after CREATE EXTENSION: one error')
+  or diag $stderr;
+like($errors[0] // '', qr/schema "idgen" already exists/, 'the schema that already exists');
+is($node->safe_psql('new040', q{
+	SELECT extversion || '|' || (SELECT count(*) FROM x) FROM pg_extension WHERE extname = 'idgen'}),
+	'0.4.0|25', 'the extension is 0.4.0 and the rows are restored');
+cmp_ok($node->safe_psql('new040', q{SELECT idgen.segment_nextval('t')}), '>', 25,
+	'the restored tag continues above its IDs');
+cmp_ok($node->safe_psql('new040', q{INSERT INTO x (v) VALUES (0) RETURNING id}), '>', $old_snow,
+	'and snowflake IDs above the restored ones');
+
+# DROP EXTENSION of 0.3.0 leaves its schema: CREATE EXTENSION (0.4.0)
+# refuses it until it is dropped; the tags are kept meanwhile
+$node->safe_psql('old030', 'DROP EXTENSION idgen CASCADE');
+my ($ret, $out, $err) = try_sql($node, 'CREATE EXTENSION idgen', db => 'old030');
+like($err, qr/42P06: schema "idgen" already exists/,
+	'after DROP EXTENSION of 0.3.0, CREATE EXTENSION meets its empty schema (42P06)');
+$node->safe_psql('old030', 'DROP SCHEMA idgen; CREATE EXTENSION idgen');
+($ret, $out, $err) = try_sql($node, q{SELECT idgen.segment_create('t', 1, 10)}, db => 'old030');
+like($err, qr/22023: segment tag "t" cannot start at 1/,
+	'after DROP SCHEMA idgen it installs, and the 0.3.0 tag is kept');
 
 $node->stop;
 done_testing();
