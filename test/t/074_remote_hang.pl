@@ -8,9 +8,11 @@
 # waited idgen.segment_wait_timeout, so the remote worker has spent more
 # than one whole 2 s attempt on the server; and IDs beyond the reservation
 # that existed when the hang began have been issued, so the reservation was
-# extended during it).  idgen.worker_wait_timeout is short, so that a
+# extended during it).  The hang lasts as long as the test, so a
 # reservation stalled behind the hanging server would make snowflake calls
-# fail.
+# fail after idgen.worker_wait_timeout; that is 10 s, not shorter, so that
+# a busy machine slowing the idgen worker's own commits is not taken for
+# such a stall.
 use strict;
 use warnings;
 use IO::Socket::INET;
@@ -32,7 +34,7 @@ my $hang_port = $hang->sockport;
 my $node = idgen_node('hang', node_id => 5, conf => qq{
 idgen.segment_server = 'host=127.0.0.1 port=$hang_port dbname=postgres user=nobody'
 idgen.segment_wait_timeout = '1s'
-idgen.worker_wait_timeout = '500ms'
+idgen.worker_wait_timeout = '10s'
 });
 $node->start;
 $node->safe_psql('postgres',
