@@ -404,6 +404,12 @@ acquire(int64 deadline_ms)
 		return -1;
 	}
 	node = atoi(PQgetvalue(res, 0, 0));
+
+	/*
+	 * Another server's row: a 0.4.0 registry returns no previous holder for
+	 * our own row (and the other's name without its key); a registry still
+	 * at 0.3.0 returns our own full name, hence the comparison
+	 */
 	if (!PQgetisnull(res, 0, 1) && !PQgetisnull(res, 0, 2) &&
 		strcmp(PQgetvalue(res, 0, 1), instance()) != 0)
 	{

@@ -202,6 +202,22 @@ is(scalar(keys %pool_pids), $pool,
 	"$pool open transactions through pgbouncer hold $pool server connections");
 close_client($_) for map { client_sql($_, 'COMMIT;'); $_ } @$held;
 
+# $pool new clients hold the pool's server connections again, and each
+# reads 55000 from both currvals; returns the clients, in their open
+# transactions
+sub new_clients_see_nothing
+{
+	my ($who, $what) = @_;
+	my ($held, $seen) = hold_all_connections();
+	is( join(',', sort map { $_->[0] } @$seen),
+		join(',', sort keys %pool_pids),
+		"the same server connections are held by $who");
+	is( join(';', map { "$_->[1]|$_->[2]" } @$seen),
+		join(';', ("$not_defined_snow|$not_defined_seg") x $pool),
+		"each reads 55000 from both currvals$what");
+	return $held;
+}
+
 # 8 pgbench clients on those 4 connections
 my $script = "$dir/insert.sql";
 open $fh, '>', $script or die "could not write $script: $!";
@@ -276,13 +292,7 @@ is($node->safe_psql('postgres', 'SELECT count(*) FROM before_draw b JOIN after_d
 
 # 4 transactions at once, one on each server connection (every one of
 # which served pgbench's draws), draw in turn: each reads its own IDs
-($held, $seen) = hold_all_connections();
-is( join(',', sort map { $_->[0] } @$seen),
-	join(',', sort keys %pool_pids),
-	'the same server connections are held by 4 new clients');
-is( join(';', map { "$_->[1]|$_->[2]" } @$seen),
-	join(';', ("$not_defined_snow|$not_defined_seg") x $pool),
-	'each new client reads 55000 from both currvals');
+$held = new_clients_see_nothing('4 new clients', '');
 my @drawn;
 for my $c (@$held)
 {
@@ -299,13 +309,7 @@ is(join(';', @read), join(';', @drawn),
 close_client($_) for map { client_sql($_, 'COMMIT;'); $_ } @$held;
 
 # Then 4 more new clients, on the connections where those drew
-($held, $seen) = hold_all_connections();
-is( join(',', sort map { $_->[0] } @$seen),
-	join(',', sort keys %pool_pids),
-	'4 more new clients hold the same server connections');
-is( join(';', map { "$_->[1]|$_->[2]" } @$seen),
-	join(';', ("$not_defined_snow|$not_defined_seg") x $pool),
-	'each reads 55000 from both currvals, not the IDs drawn there last');
+$held = new_clients_see_nothing('4 more new clients', ', not the IDs drawn there last');
 close_client($_) for map { client_sql($_, 'COMMIT;'); $_ } @$held;
 
 $bouncer->kill_kill;
