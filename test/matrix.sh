@@ -129,11 +129,32 @@ mount_root() {
 		domount -t tmpfs -o mode=1777 shm "$root/dev/shm"
 }
 
-# Remove a chroot, only when nothing is mounted below it
+# Mount points below a root, innermost first
+mounts_below() {
+	awk -v r="$1/" 'index($2, r) == 1 { print length($2) " " $2 }' /proc/mounts |
+		sort -rn | cut -d' ' -f2-
+}
+
+# Remove a chroot, only when nothing is mounted below it.  Mounts left by a
+# run that was killed before its cleanup (proc, dev, dev/shm) are unmounted
+# first, unless a process still runs inside the root: then another run uses
+# it, and it is left alone.
 remove_root() {
-	local root=$1
+	local root=$1 p m
 	[ -e "$root" ] || return 0
-	if awk -v r="$root/" 'index($2, r) == 1 { found = 1 } END { exit !found }' /proc/mounts; then
+	if [ -n "$(mounts_below "$root")" ]; then
+		for p in /proc/[0-9]*; do
+			if [ "$(readlink "$p/root" 2>/dev/null)" = "$root" ]; then
+				echo "matrix: process ${p#/proc/} runs inside $root; not removing it" >&2
+				return 1
+			fi
+		done
+		echo "matrix: unmounting what a run that ended early left mounted below $root"
+		for m in $(mounts_below "$root"); do
+			umount "$m" 2>/dev/null || umount -l "$m"
+		done
+	fi
+	if [ -n "$(mounts_below "$root")" ]; then
 		echo "matrix: $root has mounts below it; not removing it" >&2
 		return 1
 	fi

@@ -76,8 +76,8 @@ sub query_running
 
 # Step the clock to $offset while one query draws IDs, so that the step
 # lands between two IDs of the same query.  Each row has its ID, the ID's
-# timestamp and the wall clock read just before the ID was made (ms since
-# 1970).  A query that ended before the step, or began after it, proves
+# timestamp and the wall clock read just before and just after the ID was
+# made (ms since 1970).  A query that ended before the step, or began after it, proves
 # nothing, so the experiment is repeated (with a longer query if it ended
 # too soon) until the step landed inside one: between two rows the wall
 # clock went back, below the timestamp of the ID before, where a generator
@@ -103,8 +103,9 @@ sub step_during_query
 			[
 				'psql', '-XAtq', '-d', $node->connstr('postgres'), '-c',
 				"/* $tag */ SELECT id, extract(epoch FROM idgen.id_timestamp(id)) * 1000,
-					extract(epoch FROM c) * 1000
-				 FROM (SELECT clock_timestamp() AS c, idgen.snowflake_nextval() AS id
+					extract(epoch FROM c) * 1000, extract(epoch FROM d) * 1000
+				 FROM (SELECT clock_timestamp() AS c, idgen.snowflake_nextval() AS id,
+							  clock_timestamp() AS d
 					   FROM generate_series(1, $rows) OFFSET 0) s"
 			],
 			'<', \undef, '>', \$out, '2>', \$err);
@@ -121,13 +122,14 @@ sub step_during_query
 		set_clock($node, $offset);
 		$h->finish;
 
-		my (@ids, @ts, @wall);
+		my (@ids, @ts, @wall, @after);
 		for (split /\n/, $out)
 		{
-			my ($id, $ts, $wall) = split /\|/;
+			my ($id, $ts, $wall, $after) = split /\|/;
 			push @ids, $id + 0;
 			push @ts, $ts + 0;
 			push @wall, $wall + 0;
+			push @after, $after + 0;
 		}
 		my $what = "$label (attempt $attempt)";
 		is($err, '', "$what: the query drawing IDs across the step succeeded");
@@ -136,19 +138,24 @@ sub step_during_query
 		cmp_ok($ids[0] // 0, '>', $fg[-1], "$what: IDs are greater than all before");
 		push @fg, @ids;
 
-		# Where the wall clock went back, below the timestamp of the ID
-		# before (an ID can be a tick ahead of the clock without any step,
-		# when its sequence wrapped), and by two ticks (ms) at least: the
-		# generator reads the clock just after each row's clock_timestamp(),
-		# so its own readings then went back by a tick at least, which
-		# clock_back_events counts.  A step that fell while the backend
-		# waited for a CPU may show between two rows as a drop of less than
-		# a tick, which the generator's ticks never show.
+		# Where the wall clock went back between two rows, below the
+		# timestamp of the ID before (an ID can be a tick ahead of the clock
+		# without any step, when its sequence wrapped), and far enough that
+		# the generator's own readings went back by a tick, which
+		# clock_back_events counts.  The generator reads the clock between
+		# its row's two clock_timestamp() calls, but the backend may wait
+		# for a CPU at any point, so its readings are known only to lie
+		# between them: the step fell between rows when the row's first
+		# reading is below the row before's last one (the clock moves back
+		# once), and the generator went back a tick when the row's last
+		# reading is in an earlier tick (ms) than the row before's first.
+		# A step that fell while the backend waited for a CPU may show less
+		# than that, and proves nothing.
 		my ($at) =
 		  grep {
-			$wall[$_] < $wall[ $_ - 1 ]
+			$wall[$_] < $after[ $_ - 1 ]
 			  && int($wall[$_]) < $ts[ $_ - 1 ]
-			  && int($wall[$_]) < int($wall[ $_ - 1 ]) - 1
+			  && int($after[$_]) < int($wall[ $_ - 1 ])
 		  } 1 .. $#ids;
 		# Not inside: the query ended first (make it longer), or the step
 		# fell while the backend was waiting for a CPU, longer than the step
