@@ -16,6 +16,8 @@
 # idgen.node_id = 'auto':
 #  - a base backup of the running original started beside it: another
 #    node id, no ID of the original's;
+#  - PITR from that backup with the clock a minute behind, beside the
+#    running original: no ID of the original's;
 #  - a stopped copy put back in place of its original's data directory and
 #    started with the clock a minute behind, while the original's lease is
 #    live (another node id, where the registry shows the lease was still
@@ -177,8 +179,12 @@ idgen.node_registry = '$regconn'
 idgen.node_lease_time = '10s'
 idgen.max_lead = '2min'
 };
+my $auto_archive = PostgreSQL::Test::Utils::tempdir();
 my $auto = idgen_node('auto', node_id => 'auto', faketime => 1, allows_streaming => 1,
-	conf => $auto_conf);
+	conf => $auto_conf . qq{
+archive_mode = on
+archive_command = 'cp %p "$auto_archive/%f"'
+});
 
 # Draw IDs on a valid lease; returns them
 sub draw_leased
@@ -211,9 +217,10 @@ my $a2 = draw_leased($auto, 20000);
 # server (a cloned VM): both lease at once, never the same node id, and
 # neither repeats an ID of the other or of before
 $auto->backup('auto_base');
+$auto->safe_psql('postgres', "SELECT pg_create_restore_point('auto_rp')");
 my $twin = PostgreSQL::Test::Cluster->new('twin');
 $twin->init_from_backup($auto, 'auto_base');
-$twin->append_conf('postgresql.conf', $auto_conf);
+$twin->append_conf('postgresql.conf', $auto_conf . "archive_mode = off\n");
 $twin->start;
 my $t1 = draw_leased($twin, 20000);
 my $a2b = draw_leased($auto, 20000);
@@ -223,8 +230,35 @@ isnt($node_twin, $node_orig,
 is(scalar(repeated([ @$a1, @$a2, @$a2b ], $t1)), 0,
 	'and repeats none of its IDs');
 $twin->stop('fast');
+
+# PITR from that backup to the restore point made just after it, with the
+# clock a minute behind, beside the running original: no ID of the
+# original's, before or after
+$auto->safe_psql('postgres', 'SELECT pg_switch_wal()');
+my $apitr = PostgreSQL::Test::Cluster->new('auto_pitr');
+$apitr->init_from_backup($auto, 'auto_base');
+$apitr->append_conf('postgresql.conf', $auto_conf . qq{
+restore_command = 'cp "$auto_archive/%f" %p'
+recovery_target_name = 'auto_rp'
+recovery_target_action = 'promote'
+archive_mode = off
+});
+$apitr->set_recovery_mode;
+$apitr->{idgen_clock} =
+  $PostgreSQL::Test::Utils::tmp_check . '/clock_' . $apitr->name . '.rc';
+set_clock($apitr, '-60');
+start_node($apitr);
+$apitr->poll_query_until('postgres', 'SELECT NOT pg_is_in_recovery()')
+  or die 'PITR did not end';
+my $p1 = draw_leased($apitr, 20000);
+my $a2c = draw_leased($auto, 20000);
+is(scalar(repeated([ @$a1, @$a2, @$a2b, @$t1, @$a2c ], $p1)), 0,
+	"'auto': PITR with the clock a minute behind, beside its running original, repeats no ID");
+isnt(node_of($apitr, $p1->[-1]), $node_orig,
+	'and leased another node id than the running original');
+$apitr->stop('fast');
 $auto->stop('fast');
-my @auto_ids = (@$a1, @$a2, @$a2b, @$t1);
+my @auto_ids = (@$a1, @$a2, @$a2b, @$a2c, @$t1, @$p1);
 my $node2 = $node_orig;
 
 # The stopped copy in place of the original, its clock a minute behind,
