@@ -27,7 +27,7 @@ use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
 
-our @EXPORT = qw(idgen_node idgen_conf idgen_standby start_node set_clock crash_node
+our @EXPORT = qw(idgen_node idgen_conf idgen_standby start_node enable_faketime set_clock crash_node
   wait_ready start_drawer stop_drawers finish_drawer start_pgbench
   finish_pgbench draw_ids try_sql first_disorder duplicates max_of min_of
   clock_error_re no_unexpected_errors start_load wait_for_clock drawn_count

@@ -51,6 +51,30 @@ sub repeated
 	return grep { $seen{$_} } @$ids;
 }
 
+# A server made from backup $backup of $from that recovers from $archive to
+# restore point $target and is promoted, its clock at $offset, with
+# postgresql.conf text $conf; returned once recovery has ended
+sub start_pitr
+{
+	my ($name, $from, $backup, $archive, $target, $offset, $conf) = @_;
+	my $n = PostgreSQL::Test::Cluster->new($name);
+
+	$n->init_from_backup($from, $backup);
+	$n->append_conf('postgresql.conf', ($conf // '') . qq{
+restore_command = 'cp "$archive/%f" %p'
+recovery_target_name = '$target'
+recovery_target_action = 'promote'
+archive_mode = off
+});
+	$n->set_recovery_mode;
+	enable_faketime($n);
+	set_clock($n, $offset);
+	start_node($n);
+	$n->poll_query_until('postgres', 'SELECT NOT pg_is_in_recovery()')
+	  or die "PITR of $name did not end";
+	return $n;
+}
+
 # --- Fixed node id: PITR and a base backup -------------------------------
 
 my $orig = idgen_node('orig', allows_streaming => 1, faketime => 1, conf => qq{
@@ -70,21 +94,7 @@ $orig->safe_psql('postgres', 'SELECT pg_switch_wal()');
 $orig->stop('fast');
 my @orig_ids = (@$before, @$after);
 
-my $pitr = PostgreSQL::Test::Cluster->new('pitr');
-$pitr->init_from_backup($orig, 'base');
-$pitr->append_conf('postgresql.conf', qq{
-restore_command = 'cp "$archive/%f" %p'
-recovery_target_name = 'rp'
-recovery_target_action = 'promote'
-archive_mode = off
-});
-$pitr->set_recovery_mode;
-$pitr->{idgen_clock} =
-  $PostgreSQL::Test::Utils::tmp_check . '/clock_' . $pitr->name . '.rc';
-set_clock($pitr, '-40');
-start_node($pitr);
-$pitr->poll_query_until('postgres', 'SELECT NOT pg_is_in_recovery()')
-  or die 'PITR did not end';
+my $pitr = start_pitr('pitr', $orig, 'base', $archive, 'rp', '-40');
 
 my ($ret, $out, $err) = try_sql($pitr, 'SELECT idgen.snowflake_nextval()');
 isnt($ret, 0, 'after PITR with a fixed node id, snowflake IDs are refused');
@@ -235,21 +245,8 @@ $twin->stop('fast');
 # clock a minute behind, beside the running original: no ID of the
 # original's, before or after
 $auto->safe_psql('postgres', 'SELECT pg_switch_wal()');
-my $apitr = PostgreSQL::Test::Cluster->new('auto_pitr');
-$apitr->init_from_backup($auto, 'auto_base');
-$apitr->append_conf('postgresql.conf', $auto_conf . qq{
-restore_command = 'cp "$auto_archive/%f" %p'
-recovery_target_name = 'auto_rp'
-recovery_target_action = 'promote'
-archive_mode = off
-});
-$apitr->set_recovery_mode;
-$apitr->{idgen_clock} =
-  $PostgreSQL::Test::Utils::tmp_check . '/clock_' . $apitr->name . '.rc';
-set_clock($apitr, '-60');
-start_node($apitr);
-$apitr->poll_query_until('postgres', 'SELECT NOT pg_is_in_recovery()')
-  or die 'PITR did not end';
+my $apitr = start_pitr('auto_pitr', $auto, 'auto_base', $auto_archive, 'auto_rp', '-60',
+	$auto_conf);
 my $p1 = draw_leased($apitr, 20000);
 my $a2c = draw_leased($auto, 20000);
 is(scalar(repeated([ @$a1, @$a2, @$a2b, @$t1, @$a2c ], $p1)), 0,
