@@ -16,7 +16,6 @@
 use strict;
 use warnings;
 
-use IPC::Run;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
@@ -201,9 +200,8 @@ command_ok([ 'pg_dump', '-Fc', '-f', $dump, '-h', $node->host, '-p', $node->port
 	'pg_dump of a database with idgen 0.3.0');
 $node->safe_psql('postgres', 'CREATE DATABASE new040');
 $node->safe_psql('new040', 'CREATE EXTENSION idgen');
-my ($stdout, $stderr);
-IPC::Run::run([ 'pg_restore', '-d', 'new040', '-h', $node->host, '-p', $node->port, $dump ],
-	'>', \$stdout, '2>', \$stderr);
+my (undef, $stderr) =
+  run_command([ 'pg_restore', '-d', 'new040', '-h', $node->host, '-p', $node->port, $dump ]);
 my @errors = grep { /ERROR:/ } split /\n/, $stderr;
 is(scalar @errors, 1, 'restoring the 0.3.0 dump after CREATE EXTENSION: one error')
   or diag $stderr;
