@@ -74,16 +74,25 @@ mirror() {
 	echo "$m"
 }
 
+# The processes running inside a chroot
+procs_in_root() {
+	local p
+	for p in /proc/[0-9]*; do
+		[ "$(readlink "$p/root" 2>/dev/null)" = "$1" ] && echo "${p#/proc/}"
+	done
+	return 0
+}
+
 mounted=()
 # Unmount what we mounted, innermost first; end what still runs inside
 cleanup_root() {
-	local root=$1 p i
-	for p in /proc/[0-9]*; do
-		[ "$(readlink "$p/root" 2>/dev/null)" = "$root" ] && kill -TERM "${p#/proc/}" 2>/dev/null
+	local root=$1 pid i
+	for pid in $(procs_in_root "$root"); do
+		kill -TERM "$pid" 2>/dev/null
 	done
 	sleep 1
-	for p in /proc/[0-9]*; do
-		[ "$(readlink "$p/root" 2>/dev/null)" = "$root" ] && kill -KILL "${p#/proc/}" 2>/dev/null
+	for pid in $(procs_in_root "$root"); do
+		kill -KILL "$pid" 2>/dev/null
 	done
 	for ((i = ${#mounted[@]} - 1; i >= 0; i--)); do
 		case ${mounted[$i]} in
@@ -140,23 +149,23 @@ mounts_below() {
 # first, unless a process still runs inside the root: then another run uses
 # it, and it is left alone.
 remove_root() {
-	local root=$1 p m
+	local root=$1 mounts pids m
 	[ -e "$root" ] || return 0
-	if [ -n "$(mounts_below "$root")" ]; then
-		for p in /proc/[0-9]*; do
-			if [ "$(readlink "$p/root" 2>/dev/null)" = "$root" ]; then
-				echo "matrix: process ${p#/proc/} runs inside $root; not removing it" >&2
-				return 1
-			fi
-		done
+	mounts=$(mounts_below "$root")
+	if [ -n "$mounts" ]; then
+		pids=$(procs_in_root "$root")
+		if [ -n "$pids" ]; then
+			echo "matrix: process" $pids "runs inside $root; not removing it" >&2
+			return 1
+		fi
 		echo "matrix: unmounting what a run that ended early left mounted below $root"
-		for m in $(mounts_below "$root"); do
+		for m in $mounts; do
 			umount "$m" 2>/dev/null || umount -l "$m"
 		done
-	fi
-	if [ -n "$(mounts_below "$root")" ]; then
-		echo "matrix: $root has mounts below it; not removing it" >&2
-		return 1
+		if [ -n "$(mounts_below "$root")" ]; then
+			echo "matrix: $root has mounts below it; not removing it" >&2
+			return 1
+		fi
 	fi
 	rm -rf --one-file-system "$root"
 }
