@@ -58,7 +58,8 @@ $(OBJS): $(wildcard src/*.h)
 
 # TAP tests live in test/t and use test/IdgenTest.pm.  They are not part of
 # installcheck (TAP_TESTS stays unset): they need no running server, as each
-# starts its own, but take minutes, and some need faketime or a JDK.
+# starts its own, but take minutes, and some need a C compiler (the fake
+# clock, test/fakeclock.c) or a JDK.
 PROVE_TESTS ?= $(sort $(wildcard test/t/*.pl))
 PG_PROVE_FLAGS += -I $(abspath $(srcdir))/test
 

@@ -2,11 +2,14 @@
 #	Helpers for idgen's TAP tests that crash servers, move their clocks and
 #	promote standbys.
 #
-# Clocks are moved with libfaketime (Debian package "faketime"): a node made
-# with faketime => 1 starts with the library preloaded and reads its clock
-# offset (e.g. "-2", "-0.005", "-1h", "+0") from a file on every call, so
-# set_clock() changes the clock of the running server at once.  The monotonic
-# clock is left alone, so PostgreSQL's timeouts and latches keep working.
+# Clocks are moved with test/fakeclock.c, built here on first use: a node
+# made with faketime => 1 starts with that library preloaded and reads its
+# clock offset (e.g. "-2", "-0.005", "-1h", "+0") from a file on every call,
+# so set_clock() changes the clock of the running server at once.  The
+# monotonic clock is left alone, so PostgreSQL's timeouts and latches keep
+# working.  start_node() dies unless the started server reads that clock.
+# (Not libfaketime: it is not safe in PostgreSQL's SIGALRM handler, see
+# fakeclock.c.)
 #
 # IDs are captured on the client side by "drawers": psql sessions running in
 # the background that draw IDs in a loop and write every ID they receive to a
@@ -27,13 +30,12 @@ use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
 
-our @EXPORT = qw(idgen_node idgen_conf idgen_standby start_node enable_faketime set_clock crash_node
+our @EXPORT = qw(idgen_node idgen_conf idgen_standby start_node enable_faketime fakeclock_env set_clock crash_node
   wait_ready start_drawer stop_drawers finish_drawer start_pgbench
   finish_pgbench draw_ids try_sql first_disorder duplicates max_of min_of
   clock_error_re no_unexpected_errors start_load wait_for_clock drawn_count
   wait_drawn repo_file require_jdk write_files);
 
-our $faketime_lib = '/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1';
 
 # The top of the source tree (this file is in test/), found when loaded
 my $top = File::Spec->rel2abs(dirname(__FILE__) . '/..');
@@ -89,13 +91,43 @@ idgen.database = 'postgres'
 log_statement = none
 EOC
 
+# test/fakeclock.c built into tmp_check once per run (by the first test
+# that needs it; the file appears whole, by rename); its path
+sub fakeclock_lib
+{
+	my $lib = $PostgreSQL::Test::Utils::tmp_check . '/fakeclock.so';
+
+	return $lib if -e $lib;
+	my $tmp = "$lib.$$";
+	my $cc = $ENV{CC} // 'cc';
+	my ($stdout, $stderr);
+	IPC::Run::run(
+		[
+			$cc, '-shared', '-fPIC', '-O2', '-Wall', '-Wextra', '-Werror',
+			'-o', $tmp, repo_file('test/fakeclock.c')
+		],
+		'>', \$stdout, '2>', \$stderr)
+	  or die "could not build test/fakeclock.c with $cc: $stderr";
+	rename $tmp, $lib or die "could not rename $tmp: $!";
+	return $lib;
+}
+
+# The environment that gives a process (a server, pg_upgrade) a node's fake
+# clock, as a list of name => value
+sub fakeclock_env
+{
+	my ($node) = @_;
+	my $file = $node->{idgen_clock} or die "node has no fake clock";
+
+	return (LD_PRELOAD => fakeclock_lib(), IDGEN_FAKECLOCK_FILE => $file);
+}
+
 # Give a node a fake clock, starting at the real time
 sub enable_faketime
 {
 	my ($node) = @_;
 
-	die "$faketime_lib is missing: install Debian's package faketime"
-	  unless -e $faketime_lib;
+	fakeclock_lib();
 	$node->{idgen_clock} =
 	  $PostgreSQL::Test::Utils::tmp_check . '/clock_' . $node->name . '.rc';
 	set_clock($node, '+0');
@@ -167,15 +199,52 @@ sub start_node
 {
 	my ($node, %params) = @_;
 
-	local %ENV = %ENV;
-	if ($node->{idgen_clock})
+	my $started;
 	{
-		$ENV{LD_PRELOAD} = $faketime_lib;
-		$ENV{FAKETIME_TIMESTAMP_FILE} = $node->{idgen_clock};
-		$ENV{FAKETIME_NO_CACHE} = 1;
-		$ENV{FAKETIME_DONT_FAKE_MONOTONIC} = 1;
+		local %ENV = %ENV;
+		%ENV = (%ENV, fakeclock_env($node)) if $node->{idgen_clock};
+		$started = $node->start(%params);
 	}
-	return $node->start(%params);
+	check_fake_clock($node) if $started && $node->{idgen_clock};
+	return $started;
+}
+
+# A node's clock offset in seconds, as its clock file says
+sub clock_offset
+{
+	my ($node) = @_;
+
+	open my $fh, '<', $node->{idgen_clock}
+	  or die "could not read $node->{idgen_clock}: $!";
+	my $text = <$fh>;
+	close $fh;
+	$text =~ /^\s*([+-]?)(\d+(?:\.\d*)?)([smhd]?)\s*$/
+	  or die "clock file $node->{idgen_clock} says \"$text\"";
+	my $secs = $2 * { '' => 1, s => 1, m => 60, h => 3600, d => 86400 }->{$3};
+	return $1 eq '-' ? -$secs : $secs;
+}
+
+# Die unless a started node reads its fake clock: clock_timestamp() in the
+# server is the real time plus the file's offset, as read before and after
+# the query (1 ms for rounding).  A test whose clock silently did not move
+# would pass without testing a step at all.  Skipped when the server takes
+# no query (a standby without hot_standby).
+sub check_fake_clock
+{
+	my ($node) = @_;
+	my $offset = clock_offset($node);
+	my $before = time;
+	my ($ret, $now) = $node->psql('postgres',
+		'SELECT extract(epoch FROM clock_timestamp())');
+	my $after = time;
+
+	return if $ret != 0;
+	die sprintf(
+		"the fake clock of node %s is not in effect: the server reads %.3f, the real time %.3f .. %.3f, offset %s s",
+		$node->name, $now, $before, $after, $offset)
+	  unless $now >= $before + $offset - 0.001
+	  && $now <= $after + $offset + 0.001;
+	return;
 }
 
 # Set a node's clock offset from the real time: "+0", "-0.005", "-2", "-1h"
@@ -184,7 +253,7 @@ sub set_clock
 	my ($node, $offset) = @_;
 	my $file = $node->{idgen_clock} or die "node has no fake clock";
 
-	# Replace the file atomically: libfaketime reads it on every call
+	# Replace the file atomically: fakeclock.c reads it on every call
 	open my $fh, '>', "$file.tmp" or die "could not write $file.tmp: $!";
 	print $fh "$offset\n";
 	close $fh;

@@ -23,7 +23,7 @@ case $PG_MAJOR in
 esac
 
 pkgs=(postgresql-$PG_MAJOR postgresql-server-dev-$PG_MAJOR make gcc libipc-run-perl
-	faketime clang $clang_rt default-jdk-headless gnuplot-nox rsync pgbouncer)
+	clang $clang_rt default-jdk-headless gnuplot-nox rsync pgbouncer)
 
 # Tools that users run idgen with, installed where this release has them:
 # pg_partman (t/065), pglogical (t/077), the client libraries of

@@ -1,7 +1,7 @@
 # 051_clock.pl
 #	The wall clock steps back under a running server (issue 5, test b).
 #
-# With libfaketime the server's clock steps back 5 ms, 2 s, 7 s and 1 hour
+# With a fake clock (test/fakeclock.c) the server's clock steps back 5 ms, 2 s, 7 s and 1 hour
 # while psql sessions keep drawing IDs in the background.  Within
 # idgen.max_lead the generator runs on its logical clock: no error, no
 # duplicate, every ID greater than the ones before.  Past it, calls fail with

@@ -46,11 +46,7 @@ my $bindir = $old->config_data('--bindir');
 my $cwd = getcwd();
 chdir $PostgreSQL::Test::Utils::tmp_check;
 {
-	local %ENV = %ENV;
-	$ENV{LD_PRELOAD} = $IdgenTest::faketime_lib;
-	$ENV{FAKETIME_TIMESTAMP_FILE} = $new->{idgen_clock};
-	$ENV{FAKETIME_NO_CACHE} = 1;
-	$ENV{FAKETIME_DONT_FAKE_MONOTONIC} = 1;
+	local %ENV = (%ENV, fakeclock_env($new));
 	command_ok(
 		[
 			'pg_upgrade', '--no-sync',

@@ -104,7 +104,8 @@ like($err, qr/snowflake_advance/, 'and the hint names snowflake_advance');
 ($ret, $out, $err) = try_sql($pitr, q{SELECT idgen.gene_id('alice', 3)});
 like($err, qr/55000: snowflake IDs are refused/, 'gene IDs too');
 
-$pitr->restart;
+$pitr->stop;
+start_node($pitr);
 ($ret, $out, $err) = try_sql($pitr, 'SELECT idgen.snowflake_nextval()');
 like($err, qr/55000: snowflake IDs are refused because this server was started from a backup/,
 	'the refusal outlives a restart');

@@ -4,7 +4,7 @@
 #
 # A layout with a 4-bit sequence (16 IDs per millisecond) and
 # idgen.max_lead = 0: at full speed nearly every call that used up its tick
-# waits on the CPU for the next one.  The clock (libfaketime) steps back one
+# waits on the CPU for the next one.  The clock (test/fakeclock.c) steps back one
 # hour while a long query and two background sessions draw IDs.  The calls
 # then fail with the clock error (58000), the long query's backend is idle
 # afterwards (not spinning), and no ID was returned twice.  Outcomes only,
