@@ -34,8 +34,7 @@ our @EXPORT = qw(idgen_node idgen_conf idgen_standby start_node enable_faketime 
   wait_ready start_drawer stop_drawers finish_drawer start_pgbench
   finish_pgbench draw_ids try_sql first_disorder duplicates max_of min_of
   clock_error_re no_unexpected_errors start_load wait_for_clock drawn_count
-  wait_drawn repo_file require_jdk write_files);
-
+  wait_drawn repo_file require_jdk write_files cc_build);
 
 # The top of the source tree (this file is in test/), found when loaded
 my $top = File::Spec->rel2abs(dirname(__FILE__) . '/..');
@@ -91,6 +90,20 @@ idgen.database = 'postgres'
 log_statement = none
 EOC
 
+# Compile C source $src into $out with cc (or $CC) and the given flags;
+# dies with the compiler's messages
+sub cc_build
+{
+	my ($out, $src, @flags) = @_;
+	my $cc = $ENV{CC} // 'cc';
+	my ($stdout, $stderr);
+
+	IPC::Run::run([ $cc, @flags, '-o', $out, $src ],
+		'>', \$stdout, '2>', \$stderr)
+	  or die "could not build $src with $cc: $stderr";
+	return;
+}
+
 # test/fakeclock.c built into tmp_check once per run (by the first test
 # that needs it; the file appears whole, by rename); its path
 sub fakeclock_lib
@@ -99,25 +112,18 @@ sub fakeclock_lib
 
 	return $lib if -e $lib;
 	my $tmp = "$lib.$$";
-	my $cc = $ENV{CC} // 'cc';
-	my ($stdout, $stderr);
-	IPC::Run::run(
-		[
-			$cc, '-shared', '-fPIC', '-O2', '-Wall', '-Wextra', '-Werror',
-			'-o', $tmp, repo_file('test/fakeclock.c')
-		],
-		'>', \$stdout, '2>', \$stderr)
-	  or die "could not build test/fakeclock.c with $cc: $stderr";
+	cc_build($tmp, repo_file('test/fakeclock.c'),
+		qw(-shared -fPIC -O2 -Wall -Wextra -Werror));
 	rename $tmp, $lib or die "could not rename $tmp: $!";
 	return $lib;
 }
 
-# The environment that gives a process (a server, pg_upgrade) a node's fake
-# clock, as a list of name => value
+# The environment that gives a process (a server, pg_upgrade, a program)
+# the fake clock of a clock file (a node's is $node->{idgen_clock}), as a
+# list of name => value
 sub fakeclock_env
 {
-	my ($node) = @_;
-	my $file = $node->{idgen_clock} or die "node has no fake clock";
+	my ($file) = @_;
 
 	return (LD_PRELOAD => fakeclock_lib(), IDGEN_FAKECLOCK_FILE => $file);
 }
@@ -202,7 +208,7 @@ sub start_node
 	my $started;
 	{
 		local %ENV = %ENV;
-		%ENV = (%ENV, fakeclock_env($node)) if $node->{idgen_clock};
+		%ENV = (%ENV, fakeclock_env($node->{idgen_clock})) if $node->{idgen_clock};
 		$started = $node->start(%params);
 	}
 	check_fake_clock($node) if $started && $node->{idgen_clock};

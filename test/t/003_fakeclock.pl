@@ -18,7 +18,6 @@ use PostgreSQL::Test::Utils;
 use Test::More;
 use IdgenTest;
 
-my $lib = IdgenTest::fakeclock_lib();
 my $dir = PostgreSQL::Test::Utils::tempdir();
 my $clock = "$dir/clock.rc";
 
@@ -83,13 +82,9 @@ main(int argc, char **argv)
 	return 0;
 }
 EOC
-my $cc = $ENV{CC} // 'cc';
-my ($out, $err) = ('', '');
-ok( IPC::Run::run(
-		[ $cc, '-O2', '-o', "$dir/clockcheck", "$dir/clockcheck.c" ],
-		'>', \$out, '2>', \$err),
+ok(eval { cc_build("$dir/clockcheck", "$dir/clockcheck.c", '-O2'); 1 },
 	'the check program builds')
-  or diag $err;
+  or diag $@;
 
 # Run the program with the fake clock at an offset; its output
 sub run_check
@@ -98,7 +93,7 @@ sub run_check
 	my ($o, $e) = ('', '');
 
 	write_files($dir, 'clock.rc' => "$offset\n");
-	local %ENV = (%ENV, LD_PRELOAD => $lib, IDGEN_FAKECLOCK_FILE => $clock);
+	local %ENV = (%ENV, fakeclock_env($clock));
 	# (a deadlock ends at the timeout: then no output, and the test fails)
 	my $ok = eval {
 		IPC::Run::run([ "$dir/clockcheck", @args ],
@@ -110,12 +105,12 @@ sub run_check
 	return $ok ? $o : undef;
 }
 
-# The offsets the tests write: each wall clock reads real time + offset,
-# also after the program wrote over its environment strings (the
-# postmaster's process title does; a library that looked up the clock
-# file's name there then read no offset at all)
-# (real time read by this script, not preloaded, before and after), the
-# monotonic clock is the real one (never below an earlier run's)
+# The offsets the tests write: each wall clock reads the real time plus
+# the offset (the real time as this script, not preloaded, reads it before
+# and after), and the monotonic clock is the real one (never below an
+# earlier run's).  The program reads them after writing over its
+# environment strings, as the postmaster's process title does: a library
+# that looked up the clock file's name there would read no offset at all.
 my $prev_mono = 0;
 for my $case ([ '+0', 0 ], [ '-0.005', 0 ], [ '-30', -30 ], [ '-10m', -600 ],
 	[ '-1h', -3600 ], [ '+2', 2 ], [ 'not an offset', 0 ])

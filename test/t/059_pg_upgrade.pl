@@ -46,7 +46,7 @@ my $bindir = $old->config_data('--bindir');
 my $cwd = getcwd();
 chdir $PostgreSQL::Test::Utils::tmp_check;
 {
-	local %ENV = (%ENV, fakeclock_env($new));
+	local %ENV = (%ENV, fakeclock_env($new->{idgen_clock}));
 	command_ok(
 		[
 			'pg_upgrade', '--no-sync',
