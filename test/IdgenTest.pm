@@ -34,7 +34,7 @@ our @EXPORT = qw(idgen_node idgen_conf idgen_standby start_node enable_faketime 
   wait_ready start_drawer stop_drawers finish_drawer start_pgbench
   finish_pgbench draw_ids try_sql first_disorder duplicates max_of min_of
   clock_error_re no_unexpected_errors start_load wait_for_clock drawn_count
-  wait_drawn repo_file require_jdk write_files cc_build);
+  wait_drawn repo_file require_jdk write_files cc_build neighbours_version);
 
 # The top of the source tree (this file is in test/), found when loaded
 my $top = File::Spec->rel2abs(dirname(__FILE__) . '/..');
@@ -44,6 +44,21 @@ sub repo_file
 {
 	my ($path) = @_;
 	return "$top/$path";
+}
+
+# Tests of neighbouring tools (failover managers, other languages' drivers)
+# run on one PostgreSQL version only, IDGEN_NEIGHBOURS_MAJOR of
+# test/pg_major.sh (default 15): this skips the whole test (plan skip_all)
+# on any other version.  The skip line names no package, so test/run.sh
+# does not count it as a missing one.
+sub neighbours_version
+{
+	my $want = $ENV{IDGEN_NEIGHBOURS_MAJOR} // 15;
+	my $have = `pg_config --version` // '';
+	$have = $have =~ /PostgreSQL (\d+)/ ? $1 : 0;
+	plan skip_all => "neighbouring tools are tested on PostgreSQL $want only, this is $have"
+	  unless $have == $want;
+	return;
 }
 
 # The clock error of snowflake.c, as psql shows it with VERBOSITY verbose

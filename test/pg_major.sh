@@ -21,3 +21,10 @@ if [ -z "${PG_MAJOR:-}" ]; then
 	fi
 fi
 PG_CONFIG=${PG_CONFIG:-/usr/lib/postgresql/$PG_MAJOR/bin/pg_config}
+
+# The one PostgreSQL version on which the tests of neighbouring tools run
+# (failover managers, the drivers and ORMs of other languages): their
+# packages are installed by test/setup.sh only for this version, and their
+# TAP tests skip on the others (IdgenTest::neighbours_version).  CI runs
+# every version, so this keeps their cost to one lane.
+IDGEN_NEIGHBOURS_MAJOR=${IDGEN_NEIGHBOURS_MAJOR:-15}

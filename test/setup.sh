@@ -36,6 +36,13 @@ optional=(postgresql-$PG_MAJOR-partman postgresql-$PG_MAJOR-pglogical
 	python3-psycopg python3-sqlalchemy python3-django libpostgresql-jdbc-java
 	libhibernate3-java libjavassist-java nodejs node-pg)
 
+# Neighbouring tools, tested on one version only (IDGEN_NEIGHBOURS_MAJOR,
+# test/pg_major.sh): on the others they are neither installed nor recorded
+neighbours=()
+if [ "$PG_MAJOR" = "$IDGEN_NEIGHBOURS_MAJOR" ]; then
+	optional+=("${neighbours[@]}")
+fi
+
 if [ $build_only = 1 ]; then
 	pkgs=(postgresql-$PG_MAJOR postgresql-server-dev-$PG_MAJOR make gcc)
 	optional=()
