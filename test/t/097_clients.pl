@@ -3,7 +3,8 @@
 # run with its language's Debian package (psycopg 3, SQLAlchemy 2, Django,
 # pgJDBC, Hibernate 3.6, node-postgres).  Asserts: the rows were inserted,
 # the IDs the client printed are exactly the table's, each carries the
-# server's node id; Django's key column has the snowflake default and no
+# server's node id; Django's migration runs as a role that owns its table and
+# is no superuser, and its key column has the snowflake default and no
 # sequence left; Hibernate inserts without the key (IDENTITY), and fails as
 # docs/clients.md says with generated keys off and with AUTO or SEQUENCE;
 # node-postgres keeps IDs above 2^53 exact as strings and in JSON as text,
@@ -138,8 +139,8 @@ SKIP:
 	my $v = $have_python && works([ $py, '-c', 'import psycopg, django' ])
 	  ? (run_cmd([ $py, '-c', 'import django; print(django.get_version())' ]))[1] : '';
 	chomp $v;
-	skip why('Django: python3-django or python3-psycopg is not installed'), 8 if $v eq '';
-	skip why("Django $v does not use psycopg 3 (4.2 and later)"), 8
+	skip why('Django: python3-django or python3-psycopg is not installed'), 9 if $v eq '';
+	skip why("Django $v does not use psycopg 3 (4.2 and later)"), 9
 	  unless $v =~ /^(\d+)\.(\d+)/ && ($1 > 4 || ($1 == 4 && $2 >= 2));
 	my $proj = "$dir/django";
 	make_path("$proj/shop/migrations");
@@ -157,7 +158,10 @@ DATABASES = {"default": {
 	write_file("$proj/shop/__init__.py", '');
 	write_file("$proj/shop/migrations/__init__.py", '');
 	write_file("$proj/shop/models.py", $block{'django-model'}{code});
-	my %env = (env => { DJANGO_SETTINGS_MODULE => 'settings', PYTHONPATH => $proj });
+	# As the application's role, which owns its tables and is no superuser
+	$node->safe_psql('postgres', 'CREATE ROLE shop LOGIN; GRANT CREATE ON SCHEMA public TO shop;');
+	my %env = (env => { DJANGO_SETTINGS_MODULE => 'settings', PYTHONPATH => $proj,
+			PGUSER => 'shop' });
 	my ($ok, $out, $err) = run_cmd([ $py, '-m', 'django', 'makemigrations', 'shop' ], %env);
 	ok($ok && -e "$proj/shop/migrations/0001_initial.py", "Django $v: makemigrations wrote 0001_initial")
 	  or diag($out . $err);
@@ -169,6 +173,10 @@ DATABASES = {"default": {
 			JOIN pg_attribute a ON a.attrelid = d.adrelid AND a.attnum = d.adnum
 			WHERE d.adrelid = 'shop_order'::regclass AND a.attname = 'id'}),
 		'idgen.snowflake_nextval()', 'Django: the key column defaults to snowflake_nextval()');
+	is($node->safe_psql('postgres', q{
+			SELECT relowner::regrole || ' ' || (SELECT rolsuper FROM pg_roles WHERE oid = relowner)
+			FROM pg_class WHERE oid = 'shop_order'::regclass}),
+		'shop false', 'Django: the migration ran as role shop, no superuser, which owns the table');
 	is($node->safe_psql('postgres', q{
 			SELECT count(*) FROM pg_depend WHERE refobjid = 'shop_order'::regclass
 			AND classid = 'pg_class'::regclass
