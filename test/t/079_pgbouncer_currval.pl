@@ -31,8 +31,8 @@
 #    ALTER DATABASE/ROLE ... SET reach a server connection opened after
 #    them (not one already open, until pgbouncer's RECONNECT) and then stay
 #    through DISCARD ALL; currval is forgotten by the client's own next
-#    transaction; TimeZone, a parameter pgbouncer tracks, is set again
-#    for its client.  And on the first database, as another application:
+#    transaction; so are a session advisory lock and LISTEN; TimeZone, a
+#    parameter pgbouncer tracks, is set again for its client.  And on the first database, as another application:
 #    its SET, prepared statement and temporary table are gone in its next
 #    transaction (the reset applies to every client of that pgbouncer).
 #
@@ -383,6 +383,17 @@ SELECT pg_backend_pid() || ' ' || currval_state('snowflake');
 });
 is(join(',', @$out), "$pid true,$pid $not_defined_snow",
 	'currval is forgotten by the same client\'s next transaction on the same connection')
+  or diag($err);
+
+# An advisory lock and LISTEN are gone in the next transaction
+($out, $err) = pooled_script('single', q{
+SELECT pg_backend_pid() || ' ' || pg_advisory_lock(4242)::text;
+LISTEN idgen_pooled;
+SELECT pg_backend_pid() || ' ' || count(*) FROM pg_locks WHERE locktype = 'advisory' AND objid = 4242;
+SELECT pg_backend_pid() || ' ' || count(*) FROM pg_listening_channels();
+});
+is(join(',', @$out), "$pid ,$pid 0,$pid 0",
+	'a session advisory lock and LISTEN are gone in the next transaction, same connection')
   or diag($err);
 
 # TimeZone is tracked by pgbouncer and set again for its client
