@@ -123,6 +123,9 @@ is($node->safe_psql('postgres',
 	'0', 'every partition is exactly one day of IDs');
 is($node->safe_psql('postgres', q{SELECT count(*) FROM parts WHERE lo IS NULL}),
 	'1', 'and a default partition');
+is($node->safe_psql('postgres',
+		q{SELECT count(*) FROM parts WHERE lo IS NOT NULL AND relname <> 'bookings_p' || lo}),
+	'0', 'each day partition is named by its first ID (bookings_p<first ID>), as the page says');
 
 # Rows inserted now, by the column default
 $node->safe_psql('postgres', q{
