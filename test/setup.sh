@@ -33,7 +33,7 @@ pkgs=(postgresql-$PG_MAJOR postgresql-server-dev-$PG_MAJOR make gcc libipc-run-p
 # written (the next run tries again), and test/run.sh counts the package,
 # and every skip that names it, as a failure.
 optional=(postgresql-$PG_MAJOR-partman postgresql-$PG_MAJOR-pglogical
-	python3-psycopg python3-sqlalchemy python3-django libpostgresql-jdbc-java
+	python3-psycopg python3-psycopg2 python3-sqlalchemy python3-django libpostgresql-jdbc-java
 	libhibernate3-java libjavassist-java nodejs node-pg)
 
 # Neighbouring tools, tested on one version only (IDGEN_NEIGHBOURS_MAJOR,

@@ -35,7 +35,7 @@ my %block;
 }
 is(join(',', sort keys %block),
 	'django,django-migration,django-model,hibernate,hibernate-entity,hibernate-no-keys,'
-	  . 'hibernate-run,hibernate-xml,jdbc,node,node-pitfall,psycopg,sqlalchemy',
+	  . 'hibernate-run,hibernate-xml,jdbc,node,node-pitfall,psycopg,psycopg2,setup,sqlalchemy',
 	'docs/clients.md has its client examples');
 
 my $node = idgen_node('clients', node_id => 5, conf => "listen_addresses = '127.0.0.1'\n");
@@ -109,28 +109,88 @@ sub why
 	return $reason;
 }
 
-my $py = 'python3';
+# The application's role of the page's setup block, run as a superuser;
+# the examples connect as that role (the role owns its tables, in its schema)
+my $app = 'webapp';
+{
+	my ($ok, $out, $err) = run_cmd([ 'bash', write_file("$dir/setup.sh", $block{setup}{code}) ]);
+	ok($ok, 'the setup block makes the role, its schema and the tag') or diag($out . $err);
+}
+my %as_app = (env => { PGUSER => $app });
+my $app_jdbc = 'jdbc:postgresql://127.0.0.1:' . $node->port . "/postgres?user=$app";
+
+# What an example printed, checked against the tables it made in the
+# application's schema: lines "TABLE ID CUSTOMER" (a single row of alice,
+# then the batch bob, carol, dave, for ORDERS then INVOICES) and
+# "time ID TIMESTAMP".  Every ID is in its table with its customer, the
+# batch's IDs increase in the order of its rows, the orders' IDs are
+# snowflake IDs of this server, the tables are the role's own, and the
+# time printed is the ID's.  Tests: 9.
+sub check_example
+{
+	my ($what, $out, $orders, $invoices) = @_;
+	for my $table ($orders, $invoices)
+	{
+		my @rows = $out =~ /^\Q$table\E (\d+) (\w+)$/mg;
+		my (@ids, @names);
+		while (my ($id, $name) = splice(@rows, 0, 2)) { push @ids, $id; push @names, $name; }
+		is(join(',', @names), 'alice,bob,carol,dave', "$what: $table, one row then a batch of three")
+		  or diag($out);
+		is($node->safe_psql('postgres',
+				"SELECT string_agg(id || ' ' || customer, ',' ORDER BY id) FROM $app.$table"),
+			join(',', map { "$ids[$_] $names[$_]" } sort { $ids[$a] <=> $ids[$b] } 0 .. $#ids),
+			"$what: $table holds exactly the IDs printed, each with its row");
+		ok(@ids == 4 && $ids[1] < $ids[2] && $ids[2] < $ids[3],
+			"$what: $table, the batch's IDs come back in the order of its rows");
+		is($node->safe_psql('postgres',
+				"SELECT pg_get_userbyid(relowner) FROM pg_class WHERE oid = '$app.$table'::regclass"),
+			$app, "$what: $table is owned by the application's role");
+	}
+	is($node->safe_psql('postgres',
+			"SELECT count(*) FROM $app.$orders t, idgen.id_decode(t.id) d WHERE d.node_id <> 5"),
+		'0', "$what: every order ID is a snowflake ID of this server");
+	my ($id, $time) = $out =~ /^time (\d+) (\S+)$/m;
+	is($node->safe_psql('postgres',
+			defined $id ? "SELECT idgen.id_timestamp($id) = '$time'::timestamptz" : 'SELECT false'),
+		't', "$what: the time printed ($time) is the ID's");
+	return;
+}
+
+# Debian's Python, whose packages the examples use (not one earlier in PATH)
+my $py = -x '/usr/bin/python3' ? '/usr/bin/python3' : 'python3';
 my $have_python = works([ $py, '-c', 'pass' ]);
 
 SKIP:
 {
-	skip why('psycopg: python3-psycopg is not installed'), 4
+	skip why('psycopg: python3-psycopg is not installed'), 10
 	  unless $have_python && works([ $py, '-c', 'import psycopg' ]);
-	my ($ok, $out, $err) = run_cmd([ $py, write_file("$dir/psycopg_example.py", $block{psycopg}{code}) ]);
+	my ($ok, $out, $err) =
+	  run_cmd([ $py, write_file("$dir/psycopg_example.py", $block{psycopg}{code}) ], %as_app);
 	ok($ok, 'psycopg example runs') or diag($err);
-	check_ids('psycopg', 'py_orders', printed_ids($out), 5);
+	check_example('psycopg', $out, 'py_orders', 'py_invoices');
 }
 
 SKIP:
 {
-	my $v = $have_python && works([ $py, '-c', 'import psycopg, sqlalchemy' ])
+	skip why('psycopg2: python3-psycopg2 is not installed'), 10
+	  unless $have_python && works([ $py, '-c', 'import psycopg2' ]);
+	my ($ok, $out, $err) =
+	  run_cmd([ $py, write_file("$dir/psycopg2_example.py", $block{psycopg2}{code}) ], %as_app);
+	ok($ok, 'psycopg2 example runs') or diag($err);
+	check_example('psycopg2', $out, 'pg2_orders', 'pg2_invoices');
+}
+
+SKIP:
+{
+	my $v = $have_python && works([ $py, '-c', 'import psycopg2, sqlalchemy' ])
 	  ? (run_cmd([ $py, '-c', 'import sqlalchemy; print(sqlalchemy.__version__)' ]))[1] : '';
 	chomp $v;
-	skip why('SQLAlchemy: python3-sqlalchemy or python3-psycopg is not installed'), 4 if $v eq '';
-	skip why("SQLAlchemy $v has no psycopg 3 dialect (2.0 and later)"), 4 unless $v =~ /^(\d+)/ && $1 >= 2;
-	my ($ok, $out, $err) = run_cmd([ $py, write_file("$dir/sqlalchemy_example.py", $block{sqlalchemy}{code}) ]);
+	skip why('SQLAlchemy: python3-sqlalchemy or python3-psycopg2 is not installed'), 10 if $v eq '';
+	diag("SQLAlchemy $v");
+	my ($ok, $out, $err) =
+	  run_cmd([ $py, write_file("$dir/sqlalchemy_example.py", $block{sqlalchemy}{code}) ], %as_app);
 	ok($ok, "SQLAlchemy $v example runs") or diag($err);
-	check_ids('SQLAlchemy', 'sa_orders', printed_ids($out), 2);
+	check_example("SQLAlchemy $v", $out, 'sa_orders', 'sa_invoices');
 }
 
 SKIP:
