@@ -33,10 +33,12 @@ my %block;
 		$block{$name} = { lang => $lang, code => join("\n", @code) . "\n" };
 	}
 }
-is(join(',', sort keys %block),
-	'django,django-migration,django-model,hibernate,hibernate-entity,hibernate-no-keys,'
-	  . 'hibernate-run,hibernate-xml,jdbc,node,node-pitfall,psycopg,psycopg2,setup,sqlalchemy',
-	'docs/clients.md has its client examples');
+# (other languages' sections, with their own tests, may follow: only these
+# are required here)
+my @mine = qw(setup psycopg psycopg2 sqlalchemy django-model django-migration django
+  jdbc hibernate-entity hibernate-xml hibernate hibernate-run hibernate-no-keys
+  node node-json node-pitfall knex-migration knex sequelize typeorm drizzle);
+is(join(',', grep { !$block{$_} } @mine), '', 'docs/clients.md has the client examples of this test');
 
 my $node = idgen_node('clients', node_id => 5, conf => "listen_addresses = '127.0.0.1'\n");
 $node->start;
@@ -322,30 +324,75 @@ SKIP:
 		'Hibernate with AUTO or SEQUENCE: no row inserted');
 }
 
+my $nodejs = works([ 'node', '-e', '1' ]) ? 'node' : works([ 'nodejs', '-e', '1' ]) ? 'nodejs' : undef;
+diag('Node.js ' . (run_cmd([ $nodejs, '--version' ]))[1]) if $nodejs;
+
 SKIP:
 {
-	my $nodejs = works([ 'node', '-e', '1' ]) ? 'node' : works([ 'nodejs', '-e', '1' ]) ? 'nodejs' : undef;
-	skip why('node-postgres: nodejs is not installed'), 12 unless $nodejs;
-	skip why('node-postgres: node-pg is not installed'), 12 unless works([ $nodejs, '-e', "require('pg')" ]);
-	my ($ok, $out, $err) = run_cmd([ $nodejs, write_file("$dir/node_example.js", $block{node}{code}) ]);
+	skip why('node-postgres: nodejs is not installed'), 20 unless $nodejs;
+	skip why('node-postgres: node-pg is not installed'), 20 unless works([ $nodejs, '-e', "require('pg')" ]);
+	my ($ok, $out, $err) =
+	  run_cmd([ $nodejs, write_file("$dir/node_example.js", $block{node}{code}) ], %as_app);
 	ok($ok, 'node-postgres example runs') or diag($err);
-	my @lines = $out =~ /^id (\d+) (\S+) (\S+) (\S+)$/mg;
-	is(scalar(@lines), 8, 'node-postgres: two IDs printed') or diag($out);
-	is(join(',', @lines[1, 2, 3, 5, 6, 7]), 'string,true,alice,string,true,bob',
-		'node-postgres: IDs come as strings, above 2^53, and find their rows');
-	check_ids('node-postgres', 'js_orders', [ @lines[0, 4] ], 2);
-	my $first = $node->safe_psql('postgres', 'SELECT min(id) FROM js_orders');
-	like($out, qr/^json string $first$/m, 'node-postgres: an ID in JSON as text stays exact');
+	check_example('node-postgres', $out, 'js_orders', 'js_invoices');
+	like($out, qr/^type string true$/m, 'node-postgres: an ID comes as a string, above 2^53');
+	my ($last) = $out =~ /^js_orders (\d+) dave$/m;
+	like($out, qr/^found \Q$last\E dave$/m, 'node-postgres: the ID as a string finds its row');
 
-	($ok, $out, $err) = run_cmd([ $nodejs, write_file("$dir/node_pitfall.js", $block{'node-pitfall'}{code}) ]);
+	($ok, $out, $err) =
+	  run_cmd([ $nodejs, write_file("$dir/node_json.js", $block{'node-json'}{code}) ]);
+	ok($ok, 'JSON example runs') or diag($err);
+	like($out, qr/^without a replacer: TypeError: Do not know how to serialize a BigInt$/m,
+		'JSON.stringify of a BigInt throws the TypeError the page names');
+	is(join(',', $out =~ /^(?:string|replacer) (.*)$/mg),
+		'{"id":"384537964710989825"},{"id":"384537964710989825"}',
+		'JSON: the ID as a string, and a BigInt through the replacer, are exact');
+	like($out, qr/^parsed true$/m, 'JSON: the string ID comes back from JSON.parse unchanged');
+
+	($ok, $out, $err) =
+	  run_cmd([ $nodejs, write_file("$dir/node_pitfall.js", $block{'node-pitfall'}{code}) ], %as_app);
 	ok($ok, 'node-postgres pitfall example runs') or diag($err);
 	my ($exact) = $out =~ /^exact (\d+)$/m;
-	is($node->safe_psql('postgres', "SELECT customer FROM js_orders WHERE id = $exact"),
+	is($node->safe_psql('postgres', "SELECT customer FROM $app.js_orders WHERE id = $exact"),
 		'carol', "the pitfall's row exists with its exact ID $exact");
 	like($out, qr/^parseInt \S+ false$/m, 'setTypeParser(20, parseInt) rounds the ID');
 	like($out, qr/^json \S+ false$/m, 'an ID in JSON as a number is rounded too');
 	like($out, qr/^rows found with the parsed ID 0$/m, 'a lookup with the rounded ID finds no row')
 	  or diag($out);
+}
+
+# The JavaScript ORMs from npm (test/npm/package.json, installed by
+# test/setup.sh into /var/cache/idgen-npm), on the neighbours' version only
+my $npm = $ENV{IDGEN_NPM_CACHE} // '/var/cache/idgen-npm';
+my $pg_major = (`pg_config --version` // '') =~ /PostgreSQL (\d+)/ ? $1 : 0;
+my $neighbours_major = $ENV{IDGEN_NEIGHBOURS_MAJOR} // 15;
+for my $orm (
+	[ 'knex', 'knex_orders', 'knex_invoices', 'string' ],
+	[ 'sequelize', 'sq_orders', 'sq_invoices', 'string' ],
+	[ 'typeorm', 'to_orders', 'to_invoices', 'string' ],
+	[ 'drizzle', 'dz_orders', 'dz_invoices', 'bigint' ])
+{
+	my ($name, $orders, $invoices, $type) = @$orm;
+	my $package = $name eq 'drizzle' ? 'drizzle-orm' : $name;
+  SKIP:
+	{
+		skip why("$name: the npm ORMs are tested on PostgreSQL $neighbours_major only"), 11
+		  unless $pg_major == $neighbours_major;
+		skip why("$name: nodejs is not installed"), 11 unless $nodejs;
+		skip why("$name: $npm/node_modules has no $package (test/setup.sh installs it with npm)"), 11
+		  unless -e "$npm/node_modules/$package/package.json";
+		my ($version) = slurp_file("$npm/node_modules/$package/package.json") =~ /"version"\s*:\s*"([^"]+)"/;
+		my $jdir = "$dir/$name";
+		make_path("$jdir/migrations");
+		write_file("$jdir/migrations/20261127000000_orders.js", $block{'knex-migration'}{code})
+		  if $name eq 'knex';
+		write_file("$jdir/$name.js", $block{$name}{code});
+		my ($ok, $out, $err) = run_cmd([ 'bash', '-c', "cd '$jdir' && exec '$nodejs' $name.js" ],
+			env => { PGUSER => $app, NODE_PATH => "$npm/node_modules" });
+		ok($ok, "$name $version example runs") or diag($out . $err);
+		check_example("$name $version", $out, $orders, $invoices);
+		like($out, qr/^type $type$/m, "$name $version: an ID comes as a $type");
+	}
 }
 
 $node->stop;
