@@ -1,14 +1,22 @@
 # Every client example of docs/clients.md runs as shown, against a test
 # server: each block marked <!-- client: NAME --> is written to a file and
-# run with its language's Debian package (psycopg 3, SQLAlchemy 2, Django,
-# pgJDBC, Hibernate 3.6, node-postgres).  Asserts: the rows were inserted,
-# the IDs the client printed are exactly the table's, each carries the
-# server's node id; Django's key column has the snowflake default and no
-# sequence left; Hibernate inserts without the key (IDENTITY), and fails as
+# run, with its language's Debian package (psycopg 3, psycopg2, SQLAlchemy
+# 1.4 or 2.x, Django, pgJDBC, Hibernate 3.6, node-postgres) or, on
+# IDGEN_NEIGHBOURS_MAJOR only, the npm packages of test/npm/package.json
+# that test/setup.sh installs into /var/cache/idgen-npm (Knex, Sequelize,
+# TypeORM, Drizzle).  The page's setup block makes the application's role
+# (no superuser), its schema and a segment tag; the examples run as that
+# role.  Asserts for each (check_example): a snowflake table and a segment
+# table owned by the role, each with one row and a batch of three whose IDs
+# come back in the order of the rows, every printed ID in its table with
+# its row, snowflake IDs of this server, and the time printed is the ID's.
+# Django's key column has the snowflake default and no sequence left;
+# Hibernate inserts without the key (IDENTITY), and fails as
 # docs/clients.md says with generated keys off and with AUTO or SEQUENCE;
-# node-postgres keeps IDs above 2^53 exact as strings and in JSON as text,
-# and the parseInt pitfall rounds an ID so that a lookup finds no row.  A
-# client whose package is missing is skipped with a line.
+# node-postgres and the ORMs give IDs as strings (Drizzle: BigInt), never
+# numbers; JSON.stringify throws on a BigInt and the page's replacer and
+# string IDs stay exact; the parseInt pitfall rounds an ID so that a lookup
+# finds no row.  A client whose package is missing is skipped with a line.
 use strict;
 use warnings;
 use File::Path qw(make_path);
@@ -36,7 +44,7 @@ my %block;
 # (other languages' sections, with their own tests, may follow: only these
 # are required here)
 my @mine = qw(setup psycopg psycopg2 sqlalchemy django-model django-migration django
-  jdbc hibernate-entity hibernate-xml hibernate hibernate-run hibernate-no-keys
+  jdbc hibernate-entity hibernate-invoice hibernate-xml hibernate hibernate-run hibernate-no-keys
   node node-json node-pitfall knex-migration knex sequelize typeorm drizzle);
 is(join(',', grep { !$block{$_} } @mine), '', 'docs/clients.md has the client examples of this test');
 
@@ -246,28 +254,29 @@ DATABASES = {"default": {
 SKIP:
 {
 	my $jar = '/usr/share/java/postgresql.jar';
-	skip why('pgJDBC: libpostgresql-jdbc-java is not installed'), 5 unless -e $jar;
-	skip why('pgJDBC: no javac (default-jdk-headless)'), 5 unless works([ 'javac', '-version' ]);
+	skip why('pgJDBC: libpostgresql-jdbc-java is not installed'), 11 unless -e $jar;
+	skip why('pgJDBC: no javac (default-jdk-headless)'), 11 unless works([ 'javac', '-version' ]);
 	my $jdir = "$dir/jdbc";
 	make_path($jdir);
 	my $src = write_file("$jdir/Orders.java", $block{jdbc}{code});
 	my ($ok, $out, $err) = run_cmd([ 'javac', '-d', $jdir, $src ]);
 	ok($ok, 'pgJDBC example compiles') or diag($err);
-	($ok, $out, $err) = run_cmd([ 'java', '-cp', "$jdir:$jar", 'Orders' ]);
+	($ok, $out, $err) = run_cmd([ 'java', '-cp', "$jdir:$jar", 'Orders' ], env => { JDBC_URL => $app_jdbc });
 	ok($ok, 'pgJDBC example runs (getGeneratedKeys)') or diag($err);
-	check_ids('pgJDBC', 'j_orders', printed_ids($out), 2);
+	check_example('pgJDBC', $out, 'j_orders', 'j_invoices');
 }
 
 SKIP:
 {
 	my $j = '/usr/share/java';
-	skip why('Hibernate: libhibernate3-java is not installed'), 18
+	skip why('Hibernate: libhibernate3-java is not installed'), 25
 	  unless -e "$j/hibernate-entitymanager.jar";
-	skip why('Hibernate: libpostgresql-jdbc-java is not installed'), 18 unless -e "$j/postgresql.jar";
-	skip why('Hibernate: no javac (default-jdk-headless)'), 18 unless works([ 'javac', '-version' ]);
+	skip why('Hibernate: libpostgresql-jdbc-java is not installed'), 25 unless -e "$j/postgresql.jar";
+	skip why('Hibernate: no javac (default-jdk-headless)'), 25 unless works([ 'javac', '-version' ]);
 	my $hdir = "$dir/hibernate";
 	make_path($hdir);
 	write_file("$hdir/Order.java", $block{'hibernate-entity'}{code});
+	write_file("$hdir/Invoice.java", $block{'hibernate-invoice'}{code});
 	write_file("$hdir/HibernateOrders.java", $block{hibernate}{code});
 	write_file("$hdir/persistence.xml", $block{'hibernate-xml'}{code});
 	write_file("$hdir/run.sh", $block{'hibernate-run'}{code});
@@ -276,19 +285,22 @@ SKIP:
 		join('', grep { /^(J|CP)=/ } split /^/m, $block{'hibernate-run'}{code})
 		  . $block{'hibernate-no-keys'}{code});
 	# the statements of its sessions in the server's log
-	$node->safe_psql('postgres', "ALTER ROLE \"$user\" SET log_statement = 'all'");
+	$node->safe_psql('postgres', "ALTER ROLE $app SET log_statement = 'all'");
+	local $ENV{JDBC_URL} = $app_jdbc;
 	my $log_from = -s $node->logfile;
 	my ($ok, $out, $err) = run_cmd([ 'bash', '-c', "cd '$hdir' && bash run.sh" ]);
 	ok($ok, 'Hibernate example compiles and runs (IDENTITY, generated keys)') or diag($out . $err);
 	my $log = substr(slurp_file($node->logfile), $log_from);
-	is(scalar(() = $log =~ /execute [^:]*: insert into h_orders \(customer\) values \(\$1\)\n\s*RETURNING \*$/mg),
-		2, 'Hibernate: pgJDBC sends each INSERT with RETURNING * (generated keys)') or diag($log);
-	$node->safe_psql('postgres', "ALTER ROLE \"$user\" RESET log_statement");
-	is(scalar(() = $out =~ /^Hibernate: insert into h_orders \(customer\) values \(\?\)$/mg),
-		2, 'Hibernate: each INSERT leaves the key to the column default') or diag($out);
-	like($out, qr/^id \d+ alice\n(?:.*\n)?id \d+ bob$/m,
-		'Hibernate: each ID read back finds its own row');
-	check_ids('Hibernate', 'h_orders', printed_ids($out), 2);
+	for my $table ('h_orders', 'h_invoices')
+	{
+		is(scalar(() = $log =~ /execute [^:]*: insert into $table \(customer\) values \(\$1\)\n\s*RETURNING \*$/mg),
+			4, "Hibernate: pgJDBC sends each INSERT into $table with RETURNING * (generated keys)")
+		  or diag($log);
+		is(scalar(() = $out =~ /^Hibernate: insert into $table \(customer\) values \(\?\)$/mg),
+			4, "Hibernate: each INSERT into $table leaves the key to the column default") or diag($out);
+	}
+	$node->safe_psql('postgres', "ALTER ROLE $app RESET log_statement");
+	check_example('Hibernate', $out, 'h_orders', 'h_invoices');
 
 	($ok, $out, $err) = run_cmd([ 'bash', '-c', "cd '$hdir' && bash no_keys.sh" ]);
 	ok(!$ok, 'Hibernate with use_get_generated_keys=false: the example fails');
@@ -299,7 +311,7 @@ SKIP:
 		qr/javax\.persistence\.PersistenceException: org\.hibernate\.exception\.SQLGrammarException: could not retrieve generated id after insert: \[Order\].*ERROR: relation "h_orders_id_seq" does not exist/s,
 		'Hibernate without generated keys: could not retrieve generated id, relation "h_orders_id_seq" does not exist'
 	) or diag($err);
-	is($node->safe_psql('postgres', 'SELECT count(*) FROM h_orders'), '2',
+	is($node->safe_psql('postgres', "SELECT count(*) FROM $app.h_orders"), '4',
 		'Hibernate without generated keys: the failed insert kept no row');
 
 	# AUTO and SEQUENCE: the entity changed, nothing else
@@ -310,7 +322,8 @@ SKIP:
 		(my $entity = $block{'hibernate-entity'}{code}) =~
 		  s/GenerationType\.IDENTITY/GenerationType.$strategy/ or die 'no IDENTITY in the entity';
 		write_file("$sdir/Order.java", $entity);
-		write_file("$sdir/$_", slurp_file("$hdir/$_")) for qw(HibernateOrders.java persistence.xml run.sh);
+		write_file("$sdir/$_", slurp_file("$hdir/$_"))
+		  for qw(Invoice.java HibernateOrders.java persistence.xml run.sh);
 		($ok, $out, $err) = run_cmd([ 'bash', '-c', "cd '$sdir' && bash run.sh" ]);
 		ok(!$ok, "Hibernate with GenerationType.$strategy: the example fails");
 		like($out, qr/^Hibernate: select nextval \('hibernate_sequence'\)$/m,
@@ -320,7 +333,7 @@ SKIP:
 			"Hibernate with GenerationType.$strategy: relation \"hibernate_sequence\" does not exist")
 		  or diag($err);
 	}
-	is($node->safe_psql('postgres', 'SELECT count(*) FROM h_orders'), '2',
+	is($node->safe_psql('postgres', "SELECT count(*) FROM $app.h_orders"), '4',
 		'Hibernate with AUTO or SEQUENCE: no row inserted');
 }
 
@@ -329,8 +342,8 @@ diag('Node.js ' . (run_cmd([ $nodejs, '--version' ]))[1]) if $nodejs;
 
 SKIP:
 {
-	skip why('node-postgres: nodejs is not installed'), 20 unless $nodejs;
-	skip why('node-postgres: node-pg is not installed'), 20 unless works([ $nodejs, '-e', "require('pg')" ]);
+	skip why('node-postgres: nodejs is not installed'), 21 unless $nodejs;
+	skip why('node-postgres: node-pg is not installed'), 21 unless works([ $nodejs, '-e', "require('pg')" ]);
 	my ($ok, $out, $err) =
 	  run_cmd([ $nodejs, write_file("$dir/node_example.js", $block{node}{code}) ], %as_app);
 	ok($ok, 'node-postgres example runs') or diag($err);
