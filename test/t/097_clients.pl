@@ -195,12 +195,31 @@ SKIP:
 	my $v = $have_python && works([ $py, '-c', 'import psycopg2, sqlalchemy' ])
 	  ? (run_cmd([ $py, '-c', 'import sqlalchemy; print(sqlalchemy.__version__)' ]))[1] : '';
 	chomp $v;
-	skip why('SQLAlchemy: python3-sqlalchemy or python3-psycopg2 is not installed'), 10 if $v eq '';
+	skip why('SQLAlchemy: python3-sqlalchemy or python3-psycopg2 is not installed'), 12 if $v eq '';
 	diag("SQLAlchemy $v");
 	my ($ok, $out, $err) =
 	  run_cmd([ $py, write_file("$dir/sqlalchemy_example.py", $block{sqlalchemy}{code}) ], %as_app);
 	ok($ok, "SQLAlchemy $v example runs") or diag($err);
 	check_example("SQLAlchemy $v", $out, 'sa_orders', 'sa_invoices');
+
+	# The page: psycopg 3's URL works the same on 2.x, and 1.4 cannot load it
+	skip why("SQLAlchemy $v with psycopg 3: python3-psycopg is not installed"), 10
+	  unless works([ $py, '-c', 'import psycopg' ]);
+	(my $code = $block{sqlalchemy}{code}) =~ s/"postgresql\+psycopg2:/"postgresql+psycopg:/
+	  or die 'no psycopg2 URL in the SQLAlchemy example';
+	$code =~ s/"sa_(orders|invoices)"/"sa3_$1"/g == 2 or die 'no table names in the SQLAlchemy example';
+	($ok, $out, $err) = run_cmd([ $py, write_file("$dir/sqlalchemy_psycopg3.py", $code) ], %as_app);
+	if ($v =~ /^1\./)
+	{
+		ok(!$ok, "SQLAlchemy $v with postgresql+psycopg:// fails");
+		like($err, qr/Can't load plugin: sqlalchemy\.dialects:postgresql\.psycopg$/m,
+			"SQLAlchemy $v: Can't load plugin: sqlalchemy.dialects:postgresql.psycopg");
+	}
+	else
+	{
+		ok($ok, "SQLAlchemy $v example runs with postgresql+psycopg://") or diag($err);
+		check_example("SQLAlchemy $v with psycopg 3", $out, 'sa3_orders', 'sa3_invoices');
+	}
 }
 
 SKIP:
