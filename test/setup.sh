@@ -76,7 +76,7 @@ write_record() {
 # package.json changes.  npm is Debian's package where no npm is on PATH
 # (a Node.js from elsewhere brings its own).  A failure is loud, and leaves
 # no package.json in the cache, so the next run tries again.
-npm_cache=/var/cache/idgen-npm
+npm_cache=${IDGEN_NPM_CACHE:-/var/cache/idgen-npm}
 npm_packages() {
 	[ "$(id -u)" -eq 0 ] && [ $build_only = 0 ] && [ "$PG_MAJOR" = "$IDGEN_NEIGHBOURS_MAJOR" ] || return 0
 	local want
