@@ -411,8 +411,11 @@ for my $orm (
 		skip why("$name: the npm ORMs are tested on PostgreSQL $neighbours_major only"), 11
 		  unless $pg_major == $neighbours_major;
 		skip why("$name: nodejs is not installed"), 11 unless $nodejs;
-		skip why("$name: $npm/node_modules has no $package (test/setup.sh installs it with npm)"), 11
-		  unless -e "$npm/node_modules/$package/package.json";
+		for my $need ($package, $name eq 'sequelize' ? ('umzug') : ())
+		{
+			skip why("$name: $npm/node_modules has no $need (test/setup.sh installs it with npm)"), 11
+			  unless -e "$npm/node_modules/$need/package.json";
+		}
 		my ($version) = slurp_file("$npm/node_modules/$package/package.json") =~ /"version"\s*:\s*"([^"]+)"/;
 		my $jdir = "$dir/$name";
 		make_path("$jdir/migrations");
