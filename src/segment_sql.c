@@ -5,10 +5,16 @@
  *		segment_status view's segment_status_fn, and the administration of
  *		tags, segment_create, segment_alter and segment_drop.
  *
- * The administration functions write idgen.segment_alloc through SPI.  They are SECURITY DEFINER
- * with a pinned search_path, so a tag administrator needs only EXECUTE on
- * them (revoked from PUBLIC by the install script) and no privilege on the
- * table.  max_id never moves backwards through them; the table's trigger
+ * The administration functions write idgen.segment_alloc through SPI.  They
+ * run as their caller (SECURITY INVOKER, with a pinned search_path), check
+ * the caller against the tag's owner, then switch to the table's owner for
+ * the SPI calls, as a security-restricted operation, so a tag administrator
+ * needs only EXECUTE on them (revoked from PUBLIC by the install script) and
+ * no privilege on the table.  A tag is owned by the role that created it
+ * (column owner, a role name, as pg_dump restores ownership): altering,
+ * dropping, exporting, importing over and handing on a tag need the
+ * privileges of its owner (has_privs_of_role) or a superuser, as for a
+ * sequence; a tag whose owner role does not exist is a superuser's only.  max_id never moves backwards through them; the table's trigger
  * idgen.segment_alloc_guard enforces the same for every writer and keeps
  * the max_id of dropped tags, so a tag created again starts above it.
  * Dropping a tag, or moving its max_id forward, removes the tag's slot from
@@ -23,14 +29,18 @@
  */
 #include "postgres.h"
 
+#include "access/htup_details.h"
+#include "catalog/pg_class.h"
 #include "catalog/pg_type.h"
 #include "commands/dbcommands.h"
 #include "executor/spi.h"
 #include "fmgr.h"
 #include "funcapi.h"
 #include "miscadmin.h"
+#include "utils/acl.h"
 #include "utils/builtins.h"
 #include "utils/hsearch.h"
+#include "utils/syscache.h"
 #include "utils/tuplestore.h"
 
 #include "currval.h"
@@ -78,6 +88,117 @@ check_tag_admin(const char *what)
 }
 
 /*
+ * Run the SPI calls that follow as the owner of idgen.segment_alloc (the
+ * extension's owner), in a security-restricted operation, as PostgreSQL's
+ * maintenance commands switch to a table's owner.  An error restores the
+ * caller's identity with the (sub)transaction's abort.
+ */
+typedef struct TableOwnerSwitch
+{
+	Oid			save_userid;
+	int			save_sec_context;
+} TableOwnerSwitch;
+
+static void
+become_table_owner(TableOwnerSwitch *sw)
+{
+	Oid			relid = idgen_table_relid("segment_alloc");
+	Oid			owner;
+	HeapTuple	tup;
+
+	if (!OidIsValid(relid))
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("table idgen.segment_alloc does not exist"),
+				 errhint("Create extension idgen in this database.")));
+	tup = SearchSysCache1(RELOID, ObjectIdGetDatum(relid));
+	if (!HeapTupleIsValid(tup))
+		elog(ERROR, "cache lookup failed for relation %u", relid);
+	owner = ((Form_pg_class) GETSTRUCT(tup))->relowner;
+	ReleaseSysCache(tup);
+	GetUserIdAndSecContext(&sw->save_userid, &sw->save_sec_context);
+	SetUserIdAndSecContext(owner, sw->save_sec_context |
+						   SECURITY_LOCAL_USERID_CHANGE |
+						   SECURITY_RESTRICTED_OPERATION);
+}
+
+static void
+become_caller(TableOwnerSwitch *sw)
+{
+	SetUserIdAndSecContext(sw->save_userid, sw->save_sec_context);
+}
+
+/*
+ * Error unless role caller may administer tag, whose owner is the role
+ * named owner: a superuser, or a role with the owner's privileges
+ * (has_privs_of_role, membership that inherits), as for a sequence
+ */
+static void
+check_tag_owner(Oid caller, const char *tag, const char *owner)
+{
+	Oid			owner_id = get_role_oid(owner, true);
+
+	if (superuser_arg(caller))
+		return;
+	if (OidIsValid(owner_id) && has_privs_of_role(caller, owner_id))
+		return;
+	if (OidIsValid(owner_id))
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("must be owner of segment tag \"%s\"", tag),
+				 errdetail("Segment tag \"%s\" is owned by role \"%s\".", tag, owner),
+				 errhint("Ask a superuser to grant you role \"%s\", or role \"%s\" to hand the tag to you with idgen.segment_set_owner().",
+						 owner, owner)));
+	ereport(ERROR,
+			(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+			 errmsg("must be owner of segment tag \"%s\"", tag),
+			 errdetail("Segment tag \"%s\" is owned by role \"%s\", which does not exist.", tag, owner),
+			 errhint("A superuser can hand the tag to an existing role with idgen.segment_set_owner().")));
+}
+
+/*
+ * Inside SPI, as the table's owner: lock the row of tag and check that
+ * caller may administer it.  False when the tag does not exist; otherwise
+ * *max_id, and the step and description where asked for, are set.
+ */
+static bool
+lock_owned_tag(Oid caller, const char *tag,
+			   int64 *max_id, int32 *step, Datum *description, bool *desc_null)
+{
+	Oid			types[1] = {TEXTOID};
+	Datum		args[1] = {CStringGetTextDatum(tag)};
+	int			ret;
+	bool		isnull;
+	char	   *owner;
+
+	ret = SPI_execute_with_args("SELECT max_id, step, description, owner::pg_catalog.text "
+								"FROM idgen.segment_alloc "
+								"WHERE biz_tag = $1 FOR UPDATE",
+								1, types, args, NULL, false, 1);
+	if (ret != SPI_OK_SELECT)
+		elog(ERROR, "could not read idgen.segment_alloc: %s",
+			 SPI_result_code_string(ret));
+	if (SPI_processed == 0)
+		return false;
+	owner = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 4);
+	check_tag_owner(caller, tag, owner);
+	*max_id = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0],
+										  SPI_tuptable->tupdesc, 1, &isnull));
+	if (step)
+		*step = DatumGetInt32(SPI_getbinval(SPI_tuptable->vals[0],
+											SPI_tuptable->tupdesc, 2, &isnull));
+	if (description)
+	{
+		Datum		d = SPI_getbinval(SPI_tuptable->vals[0],
+									  SPI_tuptable->tupdesc, 3, desc_null);
+
+		*description = *desc_null ? (Datum) 0 :
+			PointerGetDatum(SPI_datumTransfer(d, false, -1));
+	}
+	return true;
+}
+
+/*
  * A tag kept when extension idgen was dropped (segment_keep.c) is created
  * again only above its floor in idgen.segment_floor; inside SPI.  The hint
  * is read by idgen.adopt_column, which creates the tag there.
@@ -116,11 +237,12 @@ segment_create(PG_FUNCTION_ARGS)
 	char	   *tag;
 	int64		start;
 	int32		step;
-	Oid			types[4] = {TEXTOID, INT8OID, INT4OID, TEXTOID};
-	Datum		args[4];
-	char		nulls[4] = {' ', ' ', ' ', ' '};
+	Oid			types[5] = {TEXTOID, INT8OID, INT4OID, TEXTOID, NAMEOID};
+	Datum		args[5];
+	char		nulls[5] = {' ', ' ', ' ', ' ', ' '};
 	int			ret;
 	uint64		created;
+	TableOwnerSwitch sw;
 
 	idgen_segment_check_usable();
 	check_tag_admin("create");
@@ -149,19 +271,24 @@ segment_create(PG_FUNCTION_ARGS)
 	}
 	else
 		args[3] = PG_GETARG_DATUM(3);
+	/* The caller owns the new tag */
+	args[4] = DirectFunctionCall1(namein,
+								  CStringGetDatum(GetUserNameFromId(GetUserId(), false)));
 
+	become_table_owner(&sw);
 	SPI_connect();
 	check_kept_floor(tag, start);
 	ret = SPI_execute_with_args("INSERT INTO idgen.segment_alloc "
-								"(biz_tag, max_id, step, description, update_time) "
-								"VALUES ($1, $2, $3, $4, pg_catalog.now()) "
+								"(biz_tag, max_id, step, description, update_time, owner) "
+								"VALUES ($1, $2, $3, $4, pg_catalog.now(), $5) "
 								"ON CONFLICT (biz_tag) DO NOTHING",
-								4, types, args, nulls, false, 0);
+								5, types, args, nulls, false, 0);
 	if (ret != SPI_OK_INSERT)
 		elog(ERROR, "could not insert into idgen.segment_alloc: %s",
 			 SPI_result_code_string(ret));
 	created = SPI_processed;
 	SPI_finish();
+	become_caller(&sw);
 	if (created == 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_DUPLICATE_OBJECT),
@@ -184,8 +311,8 @@ segment_alter(PG_FUNCTION_ARGS)
 	Datum		args[4];
 	char		nulls[4] = {' ', 'n', 'n', 'n'};
 	int			ret;
-	bool		isnull;
 	int64		cur_max;
+	TableOwnerSwitch sw;
 
 	idgen_segment_check_usable();
 	check_tag_admin("alter");
@@ -200,17 +327,10 @@ segment_alter(PG_FUNCTION_ARGS)
 	if (!PG_ARGISNULL(1))
 		check_step(PG_GETARG_INT32(1));
 
+	become_table_owner(&sw);
 	SPI_connect();
-	ret = SPI_execute_with_args("SELECT max_id FROM idgen.segment_alloc "
-								"WHERE biz_tag = $1 FOR UPDATE",
-								1, types, args, NULL, false, 1);
-	if (ret != SPI_OK_SELECT)
-		elog(ERROR, "could not read idgen.segment_alloc: %s",
-			 SPI_result_code_string(ret));
-	if (SPI_processed == 0)
+	if (!lock_owned_tag(sw.save_userid, tag, &cur_max, NULL, NULL, NULL))
 		idgen_segment_unknown_tag_error(tag);
-	cur_max = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0],
-										  SPI_tuptable->tupdesc, 1, &isnull));
 	if (!PG_ARGISNULL(3) && PG_GETARG_INT64(3) < cur_max)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
@@ -230,6 +350,7 @@ segment_alter(PG_FUNCTION_ARGS)
 		elog(ERROR, "could not update idgen.segment_alloc: %s",
 			 SPI_result_code_string(ret));
 	SPI_finish();
+	become_caller(&sw);
 
 	/* Buffered IDs lie below the new max_id: drop them */
 	if (!PG_ARGISNULL(3) && PG_GETARG_INT64(3) > cur_max)
@@ -247,26 +368,121 @@ segment_drop(PG_FUNCTION_ARGS)
 	Oid			types[1] = {TEXTOID};
 	Datum		args[1];
 	int			ret;
-	uint64		deleted;
+	int64		cur_max;
+	TableOwnerSwitch sw;
 
 	idgen_segment_check_usable();
 	check_tag_admin("drop");
 	tag = tag_arg(fcinfo);
 	args[0] = CStringGetTextDatum(tag);
 
+	become_table_owner(&sw);
 	SPI_connect();
+	if (!lock_owned_tag(sw.save_userid, tag, &cur_max, NULL, NULL, NULL))
+		idgen_segment_unknown_tag_error(tag);
 	ret = SPI_execute_with_args("DELETE FROM idgen.segment_alloc WHERE biz_tag = $1",
 								1, types, args, NULL, false, 0);
-	if (ret != SPI_OK_DELETE)
+	if (ret != SPI_OK_DELETE || SPI_processed != 1)
 		elog(ERROR, "could not delete from idgen.segment_alloc: %s",
 			 SPI_result_code_string(ret));
-	deleted = SPI_processed;
 	SPI_finish();
-	if (deleted == 0)
-		idgen_segment_unknown_tag_error(tag);
+	become_caller(&sw);
 
 	idgen_segment_forget(tag, 0);
 	PG_RETURN_VOID();
+}
+
+PG_FUNCTION_INFO_V1(segment_set_owner);
+
+/*
+ * SQL: idgen.segment_set_owner(tag, new_owner regrole): as ALTER SEQUENCE
+ * ... OWNER TO, by the tag's owner (who must also be a member of the new
+ * owner) or a superuser
+ */
+Datum
+segment_set_owner(PG_FUNCTION_ARGS)
+{
+	char	   *tag;
+	Oid			new_owner;
+	Oid			types[2] = {TEXTOID, NAMEOID};
+	Datum		args[2];
+	int			ret;
+	int64		cur_max;
+	TableOwnerSwitch sw;
+
+	check_tag_admin("alter");
+	tag = tag_arg(fcinfo);
+	if (PG_ARGISNULL(1))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("new owner of a segment tag cannot be null")));
+	new_owner = PG_GETARG_OID(1);
+	if (!superuser() && !is_member_of_role(GetUserId(), new_owner))
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("must be member of role \"%s\" to hand segment tag \"%s\" to it",
+						GetUserNameFromId(new_owner, false), tag),
+				 errhint("Ask a superuser, or a member of role \"%s\", to hand the tag over.",
+						 GetUserNameFromId(new_owner, false))));
+	args[0] = CStringGetTextDatum(tag);
+	args[1] = DirectFunctionCall1(namein,
+								  CStringGetDatum(GetUserNameFromId(new_owner, false)));
+
+	become_table_owner(&sw);
+	SPI_connect();
+	if (!lock_owned_tag(sw.save_userid, tag, &cur_max, NULL, NULL, NULL))
+		idgen_segment_unknown_tag_error(tag);
+	ret = SPI_execute_with_args("UPDATE idgen.segment_alloc SET owner = $2 "
+								"WHERE biz_tag = $1",
+								2, types, args, NULL, false, 0);
+	if (ret != SPI_OK_UPDATE || SPI_processed != 1)
+		elog(ERROR, "could not update idgen.segment_alloc: %s",
+			 SPI_result_code_string(ret));
+	SPI_finish();
+	become_caller(&sw);
+	PG_RETURN_VOID();
+}
+
+PG_FUNCTION_INFO_V1(segment_owned_row);
+
+/*
+ * SQL: idgen.segment_owned_row(tag): the tag's max_id, step and
+ * description, the row locked, if the caller may administer it; no row for
+ * an unknown tag.  For segment_import_leaf and segment_export_leaf, which
+ * run as their caller.
+ */
+Datum
+segment_owned_row(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	char	   *tag;
+	int64		max_id;
+	int32		step;
+	Datum		description;
+	bool		desc_null;
+	bool		found;
+	TableOwnerSwitch sw;
+
+	tag = tag_arg(fcinfo);
+	InitMaterializedSRF(fcinfo, 0);
+	become_table_owner(&sw);
+	SPI_connect();
+	found = lock_owned_tag(sw.save_userid, tag, &max_id, &step,
+						   &description, &desc_null);
+	SPI_finish();
+	become_caller(&sw);
+	if (found)
+	{
+		Datum		values[3];
+		bool		nulls[3] = {false, false, false};
+
+		values[0] = Int64GetDatum(max_id);
+		values[1] = Int32GetDatum(step);
+		values[2] = description;
+		nulls[2] = desc_null;
+		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+	}
+	return (Datum) 0;
 }
 
 StaticAssertDecl(IDGEN_CURRVAL_TAG_MAX == IDGEN_SEGMENT_TAG_MAX,
