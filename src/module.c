@@ -166,6 +166,9 @@ database_to_free(Node *stmt)
  * starts a new one.  Once a database is dropped, its kept tags go
  * (segment_keep.c).
  *
+ * DROP ROLE, REASSIGN OWNED, DROP OWNED and a role's rename keep the
+ * owners of this database's segment tags defined (segment_sql.c).
+ *
  * DISCARD ALL and DISCARD SEQUENCES, once they succeeded, also forget this
  * session's snowflake_currval and segment_currval (currval.c), as they do
  * a sequence's currval.
@@ -180,6 +183,7 @@ idgen_process_utility(PlannedStmt *pstmt, const char *queryString,
 
 	if (OidIsValid(freed))
 		idgen_worker_stop_database(freed);
+	idgen_segment_owner_utility(pstmt->utilityStmt, true);
 	if (prev_process_utility_hook)
 		prev_process_utility_hook(pstmt, queryString, readOnlyTree, context,
 								  params, queryEnv, dest, qc);
@@ -188,6 +192,7 @@ idgen_process_utility(PlannedStmt *pstmt, const char *queryString,
 								params, queryEnv, dest, qc);
 	if (OidIsValid(freed) && IsA(pstmt->utilityStmt, DropdbStmt))
 		idgen_segment_keep_forget(freed);
+	idgen_segment_owner_utility(pstmt->utilityStmt, false);
 	if (IsA(pstmt->utilityStmt, DiscardStmt))
 	{
 		DiscardMode target = ((DiscardStmt *) pstmt->utilityStmt)->target;

@@ -40,6 +40,7 @@
 #include "utils/acl.h"
 #include "utils/builtins.h"
 #include "utils/hsearch.h"
+#include "utils/lsyscache.h"
 #include "utils/syscache.h"
 #include "utils/tuplestore.h"
 
@@ -129,6 +130,19 @@ become_caller(TableOwnerSwitch *sw)
 }
 
 /*
+ * Whether idgen.segment_alloc has its owner column: not before ALTER
+ * EXTENSION idgen UPDATE from 0.3.0, whose functions are SECURITY DEFINER
+ * and know no owners
+ */
+static bool
+has_owner_column(void)
+{
+	Oid			relid = idgen_table_relid("segment_alloc");
+
+	return OidIsValid(relid) && get_attnum(relid, "owner") != InvalidAttrNumber;
+}
+
+/*
  * Error unless role caller may administer tag, whose owner is the role
  * named owner: a superuser, or a role with the owner's privileges
  * (has_privs_of_role, membership that inherits), as for a sequence
@@ -171,7 +185,11 @@ lock_owned_tag(Oid caller, const char *tag,
 	bool		isnull;
 	char	   *owner;
 
-	ret = SPI_execute_with_args("SELECT max_id, step, description, owner::pg_catalog.text "
+	ret = SPI_execute_with_args(has_owner_column() ?
+								"SELECT max_id, step, description, owner::pg_catalog.text "
+								"FROM idgen.segment_alloc "
+								"WHERE biz_tag = $1 FOR UPDATE" :
+								"SELECT max_id, step, description, NULL::pg_catalog.text "
 								"FROM idgen.segment_alloc "
 								"WHERE biz_tag = $1 FOR UPDATE",
 								1, types, args, NULL, false, 1);
@@ -181,7 +199,8 @@ lock_owned_tag(Oid caller, const char *tag,
 	if (SPI_processed == 0)
 		return false;
 	owner = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 4);
-	check_tag_owner(caller, tag, owner);
+	if (owner != NULL)
+		check_tag_owner(caller, tag, owner);
 	*max_id = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0],
 										  SPI_tuptable->tupdesc, 1, &isnull));
 	if (step)
@@ -278,11 +297,18 @@ segment_create(PG_FUNCTION_ARGS)
 	become_table_owner(&sw);
 	SPI_connect();
 	check_kept_floor(tag, start);
-	ret = SPI_execute_with_args("INSERT INTO idgen.segment_alloc "
-								"(biz_tag, max_id, step, description, update_time, owner) "
-								"VALUES ($1, $2, $3, $4, pg_catalog.now(), $5) "
-								"ON CONFLICT (biz_tag) DO NOTHING",
-								5, types, args, nulls, false, 0);
+	if (has_owner_column())
+		ret = SPI_execute_with_args("INSERT INTO idgen.segment_alloc "
+									"(biz_tag, max_id, step, description, update_time, owner) "
+									"VALUES ($1, $2, $3, $4, pg_catalog.now(), $5) "
+									"ON CONFLICT (biz_tag) DO NOTHING",
+									5, types, args, nulls, false, 0);
+	else
+		ret = SPI_execute_with_args("INSERT INTO idgen.segment_alloc "
+									"(biz_tag, max_id, step, description, update_time) "
+									"VALUES ($1, $2, $3, $4, pg_catalog.now()) "
+									"ON CONFLICT (biz_tag) DO NOTHING",
+									4, types, args, nulls, false, 0);
 	if (ret != SPI_OK_INSERT)
 		elog(ERROR, "could not insert into idgen.segment_alloc: %s",
 			 SPI_result_code_string(ret));
@@ -428,6 +454,11 @@ segment_set_owner(PG_FUNCTION_ARGS)
 	args[1] = DirectFunctionCall1(namein,
 								  CStringGetDatum(GetUserNameFromId(new_owner, false)));
 
+	if (!has_owner_column())
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("segment tags have no owners before idgen 0.4.0"),
+				 errhint("Run ALTER EXTENSION idgen UPDATE.")));
 	become_table_owner(&sw);
 	SPI_connect();
 	if (!lock_owned_tag(sw.save_userid, tag, &cur_max, NULL, NULL, NULL))
@@ -613,4 +644,111 @@ segment_status_fn(PG_FUNCTION_ARGS)
 	}
 	LWLockRelease(idgen_segment->lock);
 	return (Datum) 0;
+}
+
+/*
+ * Role commands and the tags of this database (ProcessUtility hook,
+ * module.c), so that no tag is left owned by a role that is gone, as
+ * PostgreSQL's shared dependencies do for a sequence: before DROP ROLE,
+ * refuse to drop a role that owns tags here; after REASSIGN OWNED, hand
+ * the tags on; after DROP OWNED, drop the tags (their max_id kept in
+ * idgen.segment_dropped, as segment_drop does); after ALTER ROLE ...
+ * RENAME TO, follow the new name.  Only this database's tags are seen, and
+ * only where idgen is preloaded; a tag whose owner is gone is a
+ * superuser's only (check_tag_owner).
+ */
+static void
+owner_sql(const char *sql, const char *arg1, const char *arg2, bool forget)
+{
+	Oid			types[2] = {NAMEOID, NAMEOID};
+	Datum		args[2];
+	int			ret;
+	TableOwnerSwitch sw;
+
+	args[0] = DirectFunctionCall1(namein, CStringGetDatum(arg1));
+	args[1] = arg2 ? DirectFunctionCall1(namein, CStringGetDatum(arg2)) : (Datum) 0;
+	become_table_owner(&sw);
+	SPI_connect();
+	ret = SPI_execute_with_args(sql, arg2 ? 2 : 1, types, args, NULL, false, 0);
+	if (ret < 0)
+		elog(ERROR, "could not change the owners of segment tags: %s",
+			 SPI_result_code_string(ret));
+	for (uint64 i = 0; forget && i < SPI_processed; i++)
+		idgen_segment_forget(SPI_getvalue(SPI_tuptable->vals[i],
+										  SPI_tuptable->tupdesc, 1), 0);
+	SPI_finish();
+	become_caller(&sw);
+}
+
+void
+idgen_segment_owner_utility(Node *stmt, bool before)
+{
+	ListCell   *lc;
+
+	if (!IsTransactionState() || !has_owner_column())
+		return;
+	if (before && IsA(stmt, DropRoleStmt))
+	{
+		foreach(lc, ((DropRoleStmt *) stmt)->roles)
+		{
+			RoleSpec   *r = lfirst(lc);
+			Oid			types[1] = {NAMEOID};
+			Datum		args[1];
+			bool		isnull;
+			int64		n;
+			char	   *first;
+			TableOwnerSwitch sw;
+
+			if (r->roletype != ROLESPEC_CSTRING ||
+				!OidIsValid(get_role_oid(r->rolename, true)))
+				continue;
+			args[0] = DirectFunctionCall1(namein, CStringGetDatum(r->rolename));
+			become_table_owner(&sw);
+			SPI_connect();
+			if (SPI_execute_with_args("SELECT count(*), min(biz_tag) FROM idgen.segment_alloc "
+									  "WHERE owner = $1",
+									  1, types, args, NULL, true, 1) != SPI_OK_SELECT)
+				elog(ERROR, "could not read idgen.segment_alloc");
+			n = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0],
+											SPI_tuptable->tupdesc, 1, &isnull));
+			first = n > 0 ? SPI_getvalue(SPI_tuptable->vals[0],
+										 SPI_tuptable->tupdesc, 2) : NULL;
+			if (first)
+				first = MemoryContextStrdup(TopTransactionContext, first);
+			SPI_finish();
+			become_caller(&sw);
+			if (n > 0)
+				ereport(ERROR,
+						(errcode(ERRCODE_DEPENDENT_OBJECTS_STILL_EXIST),
+						 errmsg("role \"%s\" cannot be dropped because some objects depend on it",
+								r->rolename),
+						 n == 1 ?
+						 errdetail("Role \"%s\" owns segment tag \"%s\" in database \"%s\".",
+								   r->rolename, first, get_database_name(MyDatabaseId)) :
+						 errdetail("Role \"%s\" owns " INT64_FORMAT " segment tags in database \"%s\", \"%s\" among them.",
+								   r->rolename, n, get_database_name(MyDatabaseId), first),
+						 errhint("Hand them to another role with REASSIGN OWNED BY %s TO <role>, or drop them with DROP OWNED BY %s, in this database.",
+								 quote_identifier(r->rolename), quote_identifier(r->rolename))));
+		}
+	}
+	else if (!before && IsA(stmt, ReassignOwnedStmt))
+	{
+		ReassignOwnedStmt *ro = (ReassignOwnedStmt *) stmt;
+		char	   *newrole = get_rolespec_name(ro->newrole);
+
+		foreach(lc, ro->roles)
+			owner_sql("UPDATE idgen.segment_alloc SET owner = $2 WHERE owner = $1",
+					  get_rolespec_name(lfirst(lc)), newrole, false);
+	}
+	else if (!before && IsA(stmt, DropOwnedStmt))
+	{
+		foreach(lc, ((DropOwnedStmt *) stmt)->roles)
+			owner_sql("DELETE FROM idgen.segment_alloc WHERE owner = $1 RETURNING biz_tag",
+					  get_rolespec_name(lfirst(lc)), NULL, true);
+	}
+	else if (!before && IsA(stmt, RenameStmt) &&
+			 ((RenameStmt *) stmt)->renameType == OBJECT_ROLE)
+		owner_sql("UPDATE idgen.segment_alloc SET owner = $2 WHERE owner = $1",
+				  ((RenameStmt *) stmt)->subname, ((RenameStmt *) stmt)->newname,
+				  false);
 }
