@@ -30,6 +30,7 @@
 #include "postgres.h"
 
 #include "access/htup_details.h"
+#include "access/xact.h"
 #include "catalog/pg_class.h"
 #include "catalog/pg_type.h"
 #include "commands/dbcommands.h"
@@ -247,6 +248,119 @@ check_kept_floor(const char *tag, int64 start)
 						 floor + 1)));
 }
 
+/*
+ * Inside SPI, as the table's owner: insert tag, whose first ID is start,
+ * owned by role owner_name (NULL before the owner column exists); error if
+ * it exists.  The caller forgets the tag's slot afterwards.
+ */
+static void
+create_tag_spi(const char *tag, int64 start, int32 step, Datum description,
+			   bool desc_null, const char *owner_name)
+{
+	Oid			types[5] = {TEXTOID, INT8OID, INT4OID, TEXTOID, NAMEOID};
+	Datum		args[5];
+	char		nulls[5] = {' ', ' ', ' ', ' ', ' '};
+	int			ret;
+
+	/* Leaf's max_id is the last ID given out: start - 1 */
+	args[0] = CStringGetTextDatum(tag);
+	args[1] = Int64GetDatum(start - 1);
+	args[2] = Int32GetDatum(step);
+	args[3] = desc_null ? (Datum) 0 : description;
+	if (desc_null)
+		nulls[3] = 'n';
+	check_kept_floor(tag, start);
+	if (owner_name != NULL)
+	{
+		args[4] = DirectFunctionCall1(namein, CStringGetDatum(owner_name));
+		ret = SPI_execute_with_args("INSERT INTO idgen.segment_alloc "
+									"(biz_tag, max_id, step, description, update_time, owner) "
+									"VALUES ($1, $2, $3, $4, pg_catalog.now(), $5) "
+									"ON CONFLICT (biz_tag) DO NOTHING",
+									5, types, args, nulls, false, 0);
+	}
+	else
+		ret = SPI_execute_with_args("INSERT INTO idgen.segment_alloc "
+									"(biz_tag, max_id, step, description, update_time) "
+									"VALUES ($1, $2, $3, $4, pg_catalog.now()) "
+									"ON CONFLICT (biz_tag) DO NOTHING",
+									4, types, args, nulls, false, 0);
+	if (ret != SPI_OK_INSERT)
+		elog(ERROR, "could not insert into idgen.segment_alloc: %s",
+			 SPI_result_code_string(ret));
+	if (SPI_processed == 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_DUPLICATE_OBJECT),
+				 errmsg("segment tag \"%s\" already exists", tag),
+				 errhint("Use idgen.segment_alter() to change it.")));
+}
+
+/*
+ * Inside SPI, as the table's owner, the tag's row locked by lock_owned_tag:
+ * set what is not null.  True when max_id moved forward, so the caller
+ * must forget the tag's buffered IDs.
+ */
+static bool
+alter_tag_spi(const char *tag, int64 cur_max, bool step_null, int32 step,
+			  bool desc_null, Datum description, bool max_null, int64 max_id)
+{
+	Oid			types[4] = {TEXTOID, INT4OID, TEXTOID, INT8OID};
+	Datum		args[4];
+	char		nulls[4] = {' ', 'n', 'n', 'n'};
+	int			ret;
+
+	if (!max_null && max_id < cur_max)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("cannot move max_id of segment tag \"%s\" backwards", tag),
+				 errdetail("max_id is " INT64_FORMAT "; the new value " INT64_FORMAT " is smaller.",
+						   cur_max, max_id),
+				 errhint("IDs up to max_id may have been handed out already; only a larger max_id keeps new IDs unique.")));
+	args[0] = CStringGetTextDatum(tag);
+	args[1] = Int32GetDatum(step);
+	args[2] = description;
+	args[3] = Int64GetDatum(max_id);
+	if (!step_null)
+		nulls[1] = ' ';
+	if (!desc_null)
+		nulls[2] = ' ';
+	if (!max_null)
+		nulls[3] = ' ';
+	ret = SPI_execute_with_args("UPDATE idgen.segment_alloc SET "
+								"step = coalesce($2, step), "
+								"description = coalesce($3, description), "
+								"max_id = coalesce($4, max_id), "
+								"update_time = pg_catalog.now() "
+								"WHERE biz_tag = $1",
+								4, types, args, nulls, false, 0);
+	if (ret != SPI_OK_UPDATE || SPI_processed != 1)
+		elog(ERROR, "could not update idgen.segment_alloc: %s",
+			 SPI_result_code_string(ret));
+	return !max_null && max_id > cur_max;
+}
+
+/* Inside SPI, as the table's owner, the tag's row locked: delete it */
+static void
+drop_tag_spi(const char *tag)
+{
+	Oid			types[1] = {TEXTOID};
+	Datum		args[1] = {CStringGetTextDatum(tag)};
+	int			ret;
+
+	ret = SPI_execute_with_args("DELETE FROM idgen.segment_alloc WHERE biz_tag = $1",
+								1, types, args, NULL, false, 0);
+	if (ret != SPI_OK_DELETE || SPI_processed != 1)
+		elog(ERROR, "could not delete from idgen.segment_alloc: %s",
+			 SPI_result_code_string(ret));
+}
+
+/* The name of the calling role, the owner of a tag it creates */
+static const char *
+caller_owner_name(void)
+{
+	return has_owner_column() ? GetUserNameFromId(GetUserId(), false) : NULL;
+}
+
 PG_FUNCTION_INFO_V1(segment_create);
 
 /* SQL: idgen.segment_create(tag, start, step, description) */
@@ -256,11 +370,7 @@ segment_create(PG_FUNCTION_ARGS)
 	char	   *tag;
 	int64		start;
 	int32		step;
-	Oid			types[5] = {TEXTOID, INT8OID, INT4OID, TEXTOID, NAMEOID};
-	Datum		args[5];
-	char		nulls[5] = {' ', ' ', ' ', ' ', ' '};
-	int			ret;
-	uint64		created;
+	const char *owner;
 	TableOwnerSwitch sw;
 
 	idgen_segment_check_usable();
@@ -278,48 +388,14 @@ segment_create(PG_FUNCTION_ARGS)
 				 errmsg("segment start must be at least 1"),
 				 errdetail("The start given was " INT64_FORMAT ".", start)));
 	check_step(step);
-
-	/* Leaf's max_id is the last ID given out: start - 1 */
-	args[0] = CStringGetTextDatum(tag);
-	args[1] = Int64GetDatum(start - 1);
-	args[2] = Int32GetDatum(step);
-	if (PG_ARGISNULL(3))
-	{
-		args[3] = (Datum) 0;
-		nulls[3] = 'n';
-	}
-	else
-		args[3] = PG_GETARG_DATUM(3);
-	/* The caller owns the new tag */
-	args[4] = DirectFunctionCall1(namein,
-								  CStringGetDatum(GetUserNameFromId(GetUserId(), false)));
+	owner = caller_owner_name();
 
 	become_table_owner(&sw);
 	SPI_connect();
-	check_kept_floor(tag, start);
-	if (has_owner_column())
-		ret = SPI_execute_with_args("INSERT INTO idgen.segment_alloc "
-									"(biz_tag, max_id, step, description, update_time, owner) "
-									"VALUES ($1, $2, $3, $4, pg_catalog.now(), $5) "
-									"ON CONFLICT (biz_tag) DO NOTHING",
-									5, types, args, nulls, false, 0);
-	else
-		ret = SPI_execute_with_args("INSERT INTO idgen.segment_alloc "
-									"(biz_tag, max_id, step, description, update_time) "
-									"VALUES ($1, $2, $3, $4, pg_catalog.now()) "
-									"ON CONFLICT (biz_tag) DO NOTHING",
-									4, types, args, nulls, false, 0);
-	if (ret != SPI_OK_INSERT)
-		elog(ERROR, "could not insert into idgen.segment_alloc: %s",
-			 SPI_result_code_string(ret));
-	created = SPI_processed;
+	create_tag_spi(tag, start, step, PG_ARGISNULL(3) ? (Datum) 0 : PG_GETARG_DATUM(3),
+				   PG_ARGISNULL(3), owner);
 	SPI_finish();
 	become_caller(&sw);
-	if (created == 0)
-		ereport(ERROR,
-				(errcode(ERRCODE_DUPLICATE_OBJECT),
-				 errmsg("segment tag \"%s\" already exists", tag),
-				 errhint("Use idgen.segment_alter() to change it.")));
 
 	/* A slot left by calls before the tag existed must not linger */
 	idgen_segment_forget(tag, 0);
@@ -333,23 +409,13 @@ Datum
 segment_alter(PG_FUNCTION_ARGS)
 {
 	char	   *tag;
-	Oid			types[4] = {TEXTOID, INT4OID, TEXTOID, INT8OID};
-	Datum		args[4];
-	char		nulls[4] = {' ', 'n', 'n', 'n'};
-	int			ret;
 	int64		cur_max;
+	bool		forward;
 	TableOwnerSwitch sw;
 
 	idgen_segment_check_usable();
 	check_tag_admin("alter");
 	tag = tag_arg(fcinfo);
-	args[0] = CStringGetTextDatum(tag);
-	for (int i = 1; i < 4; i++)
-	{
-		args[i] = PG_ARGISNULL(i) ? (Datum) 0 : PG_GETARG_DATUM(i);
-		if (!PG_ARGISNULL(i))
-			nulls[i] = ' ';
-	}
 	if (!PG_ARGISNULL(1))
 		check_step(PG_GETARG_INT32(1));
 
@@ -357,29 +423,15 @@ segment_alter(PG_FUNCTION_ARGS)
 	SPI_connect();
 	if (!lock_owned_tag(sw.save_userid, tag, &cur_max, NULL, NULL, NULL))
 		idgen_segment_unknown_tag_error(tag);
-	if (!PG_ARGISNULL(3) && PG_GETARG_INT64(3) < cur_max)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("cannot move max_id of segment tag \"%s\" backwards", tag),
-				 errdetail("max_id is " INT64_FORMAT "; the new value " INT64_FORMAT " is smaller.",
-						   cur_max, PG_GETARG_INT64(3)),
-				 errhint("IDs up to max_id may have been handed out already; only a larger max_id keeps new IDs unique.")));
-
-	ret = SPI_execute_with_args("UPDATE idgen.segment_alloc SET "
-								"step = coalesce($2, step), "
-								"description = coalesce($3, description), "
-								"max_id = coalesce($4, max_id), "
-								"update_time = pg_catalog.now() "
-								"WHERE biz_tag = $1",
-								4, types, args, nulls, false, 0);
-	if (ret != SPI_OK_UPDATE || SPI_processed != 1)
-		elog(ERROR, "could not update idgen.segment_alloc: %s",
-			 SPI_result_code_string(ret));
+	forward = alter_tag_spi(tag, cur_max,
+							PG_ARGISNULL(1), PG_ARGISNULL(1) ? 0 : PG_GETARG_INT32(1),
+							PG_ARGISNULL(2), PG_ARGISNULL(2) ? (Datum) 0 : PG_GETARG_DATUM(2),
+							PG_ARGISNULL(3), PG_ARGISNULL(3) ? 0 : PG_GETARG_INT64(3));
 	SPI_finish();
 	become_caller(&sw);
 
 	/* Buffered IDs lie below the new max_id: drop them */
-	if (!PG_ARGISNULL(3) && PG_GETARG_INT64(3) > cur_max)
+	if (forward)
 		idgen_segment_forget(tag, 0);
 	PG_RETURN_VOID();
 }
@@ -391,26 +443,18 @@ Datum
 segment_drop(PG_FUNCTION_ARGS)
 {
 	char	   *tag;
-	Oid			types[1] = {TEXTOID};
-	Datum		args[1];
-	int			ret;
 	int64		cur_max;
 	TableOwnerSwitch sw;
 
 	idgen_segment_check_usable();
 	check_tag_admin("drop");
 	tag = tag_arg(fcinfo);
-	args[0] = CStringGetTextDatum(tag);
 
 	become_table_owner(&sw);
 	SPI_connect();
 	if (!lock_owned_tag(sw.save_userid, tag, &cur_max, NULL, NULL, NULL))
 		idgen_segment_unknown_tag_error(tag);
-	ret = SPI_execute_with_args("DELETE FROM idgen.segment_alloc WHERE biz_tag = $1",
-								1, types, args, NULL, false, 0);
-	if (ret != SPI_OK_DELETE || SPI_processed != 1)
-		elog(ERROR, "could not delete from idgen.segment_alloc: %s",
-			 SPI_result_code_string(ret));
+	drop_tag_spi(tag);
 	SPI_finish();
 	become_caller(&sw);
 
@@ -443,6 +487,11 @@ segment_set_owner(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
 				 errmsg("new owner of a segment tag cannot be null")));
 	new_owner = PG_GETARG_OID(1);
+	if (!has_owner_column())
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("segment tags have no owners before idgen 0.4.0"),
+				 errhint("Run ALTER EXTENSION idgen UPDATE.")));
 	if (!superuser() && !is_member_of_role(GetUserId(), new_owner))
 		ereport(ERROR,
 				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
@@ -454,11 +503,6 @@ segment_set_owner(PG_FUNCTION_ARGS)
 	args[1] = DirectFunctionCall1(namein,
 								  CStringGetDatum(GetUserNameFromId(new_owner, false)));
 
-	if (!has_owner_column())
-		ereport(ERROR,
-				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-				 errmsg("segment tags have no owners before idgen 0.4.0"),
-				 errhint("Run ALTER EXTENSION idgen UPDATE.")));
 	become_table_owner(&sw);
 	SPI_connect();
 	if (!lock_owned_tag(sw.save_userid, tag, &cur_max, NULL, NULL, NULL))
@@ -474,46 +518,144 @@ segment_set_owner(PG_FUNCTION_ARGS)
 	PG_RETURN_VOID();
 }
 
-PG_FUNCTION_INFO_V1(segment_owned_row);
+/*
+ * Moving a tag between Leaf's leaf_alloc and idgen.segment_alloc (issue 14,
+ * point 3).  Leaf's max_id is the next unused ID (its segments are
+ * [max_id - step, max_id)); idgen's is the last allocated one.  They need
+ * only EXECUTE on themselves, run as their caller, check the tag's owner
+ * like segment_alter, and write as the table's owner, so the
+ * segment_alloc_guard trigger and the tombstones in idgen.segment_dropped
+ * apply: an import never goes below a dropped tag.
+ */
+PG_FUNCTION_INFO_V1(segment_import_leaf);
+
+/* SQL: idgen.segment_import_leaf(biz_tag, max_id, step, description) */
+Datum
+segment_import_leaf(PG_FUNCTION_ARGS)
+{
+	char	   *tag;
+	int64		leaf_max;
+	int32		step;
+	int64		cur_max;
+	bool		forget;
+	const char *owner;
+	TableOwnerSwitch sw;
+
+	if (PG_ARGISNULL(0) || PG_ARGISNULL(1) || PG_ARGISNULL(2))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("biz_tag, max_id and step of a Leaf row cannot be null")));
+	tag = text_to_cstring(PG_GETARG_TEXT_PP(0));
+	leaf_max = PG_GETARG_INT64(1);
+	step = PG_GETARG_INT32(2);
+	if (leaf_max < 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("Leaf max_id " INT64_FORMAT " of segment tag \"%s\" is out of range",
+						leaf_max, tag),
+				 errdetail("Leaf's max_id is the next ID it would hand out, at least 1.")));
+	idgen_segment_check_tag_length(tag, strlen(tag));
+	idgen_segment_check_usable();
+	check_step(step);
+	owner = caller_owner_name();
+
+	become_table_owner(&sw);
+	SPI_connect();
+	if (!lock_owned_tag(sw.save_userid, tag, &cur_max, NULL, NULL, NULL))
+	{
+		/* Leaf hands out max_id next: that is the tag's start */
+		check_tag_admin("create");
+		create_tag_spi(tag, leaf_max, step,
+					   PG_ARGISNULL(3) ? (Datum) 0 : PG_GETARG_DATUM(3),
+					   PG_ARGISNULL(3), owner);
+		forget = true;
+	}
+	else
+	{
+		check_tag_admin("alter");
+		if (leaf_max - 1 < cur_max)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("cannot import Leaf max_id " INT64_FORMAT " of segment tag \"%s\"",
+							leaf_max, tag),
+					 errdetail("idgen has allocated IDs up to " INT64_FORMAT " for the tag, so Leaf's next ID must be " UINT64_FORMAT " or more.",
+							   cur_max, (uint64) cur_max + 1),
+					 errhint("Import the tag's current leaf_alloc row.")));
+		forget = alter_tag_spi(tag, cur_max, false, step,
+							   PG_ARGISNULL(3), PG_ARGISNULL(3) ? (Datum) 0 : PG_GETARG_DATUM(3),
+							   leaf_max - 1 == cur_max, leaf_max - 1);
+	}
+	SPI_finish();
+	become_caller(&sw);
+	if (forget)
+		idgen_segment_forget(tag, 0);
+	PG_RETURN_VOID();
+}
+
+PG_FUNCTION_INFO_V1(segment_export_leaf);
 
 /*
- * SQL: idgen.segment_owned_row(tag): the tag's max_id, step and
- * description, the row locked, if the caller may administer it; no row for
- * an unknown tag.  For segment_import_leaf and segment_export_leaf, which
- * run as their caller.
+ * SQL: idgen.segment_export_leaf(tag, drop_tag): the tag as a row of Leaf's
+ * leaf_alloc.  Dropping forgets the tag's buffered IDs and keeps its
+ * tombstone, so idgen hands out no more of it and never re-creates it below
+ * max_id.
  */
 Datum
-segment_owned_row(PG_FUNCTION_ARGS)
+segment_export_leaf(PG_FUNCTION_ARGS)
 {
-	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 	char	   *tag;
+	bool		drop_tag;
 	int64		max_id;
 	int32		step;
 	Datum		description;
 	bool		desc_null;
-	bool		found;
+	TupleDesc	tupdesc;
+	Datum		values[5];
+	bool		nulls[5] = {false, false, false, false, false};
 	TableOwnerSwitch sw;
 
-	tag = tag_arg(fcinfo);
-	InitMaterializedSRF(fcinfo, 0);
+	if (PG_ARGISNULL(0) || PG_ARGISNULL(1))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("segment tag and drop_tag cannot be null")));
+	tag = text_to_cstring(PG_GETARG_TEXT_PP(0));
+	drop_tag = PG_GETARG_BOOL(1);
+	idgen_segment_check_tag_length(tag, strlen(tag));
+	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
+		elog(ERROR, "return type must be a row type");
+	if (drop_tag)
+	{
+		idgen_segment_check_usable();
+		check_tag_admin("drop");
+	}
+
 	become_table_owner(&sw);
 	SPI_connect();
-	found = lock_owned_tag(sw.save_userid, tag, &max_id, &step,
-						   &description, &desc_null);
+	if (!lock_owned_tag(sw.save_userid, tag, &max_id, &step, &description,
+						&desc_null))
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_OBJECT),
+				 errmsg("segment tag \"%s\" does not exist", tag)));
+	if (max_id == PG_INT64_MAX)
+		ereport(ERROR,
+				(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
+				 errmsg("cannot export segment tag \"%s\" to Leaf", tag),
+				 errdetail("Every bigint of the tag has been allocated; Leaf's next ID would not fit a bigint.")));
+	if (drop_tag)
+		drop_tag_spi(tag);
 	SPI_finish();
 	become_caller(&sw);
-	if (found)
-	{
-		Datum		values[3];
-		bool		nulls[3] = {false, false, false};
+	if (drop_tag)
+		idgen_segment_forget(tag, 0);
 
-		values[0] = Int64GetDatum(max_id);
-		values[1] = Int32GetDatum(step);
-		values[2] = description;
-		nulls[2] = desc_null;
-		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
-	}
-	return (Datum) 0;
+	values[0] = CStringGetTextDatum(tag);
+	values[1] = Int64GetDatum(max_id + 1);
+	values[2] = Int32GetDatum(step);
+	values[3] = description;
+	nulls[3] = desc_null;
+	values[4] = TimestampTzGetDatum(GetCurrentTransactionStartTimestamp());
+	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(BlessTupleDesc(tupdesc),
+													  values, nulls)));
 }
 
 StaticAssertDecl(IDGEN_CURRVAL_TAG_MAX == IDGEN_SEGMENT_TAG_MAX,

@@ -129,7 +129,7 @@ like($err, qr/2BP01: role "app_c" cannot be dropped because some objects depend 
 	'DROP ROLE of a tag owner is refused (2BP01)');
 $node->safe_psql('postgres', 'ALTER ROLE app_c RENAME TO app_c2');
 is(owner_of('a'), 'app_c2', 'the owner follows a rename');
-$node->safe_psql('postgres', 'REASSIGN OWNED BY app_c2 TO app_a; DROP ROLE app_c2');
+$node->safe_psql('postgres', 'REASSIGN OWNED BY app_c2 TO app_a; DROP OWNED BY app_c2; DROP ROLE app_c2');
 is(owner_of('a'), 'app_a', 'REASSIGN OWNED hands the tag on, and the role can go');
 as_role('app_d', "SELECT idgen.segment_create('d', 1, 10)");
 $node->safe_psql('postgres', "SELECT idgen.segment_nextval('d')");
