@@ -827,6 +827,11 @@ idgen_segment_owner_utility(Node *stmt, bool before)
 {
 	ListCell   *lc;
 
+	if (!(IsA(stmt, DropRoleStmt) || IsA(stmt, ReassignOwnedStmt) ||
+		  IsA(stmt, DropOwnedStmt) ||
+		  (IsA(stmt, RenameStmt) &&
+		   ((RenameStmt *) stmt)->renameType == OBJECT_ROLE)))
+		return;
 	if (!IsTransactionState() || !has_owner_column())
 		return;
 	if (before && IsA(stmt, DropRoleStmt))
