@@ -5,7 +5,8 @@
 #  - the role that creates a tag owns it; another role with the same
 #    EXECUTE grants cannot alter, drop, export, import over or hand on the
 #    tag (42501 with a hint), and the tag's max_id and IDs are unchanged:
-#    the issue's move to 9223372036854775000 fails;
+#    the issue's move to 9223372036854775000 fails, and so does
+#    adopt_column of app_b's table for app_a's tag;
 #  - a member of the owning role can; a superuser can;
 #  - segment_set_owner hands a tag on (by a superuser; by the owner only to
 #    a role it is a member of), and the old owner is then refused;
@@ -80,6 +81,15 @@ for my $what (sort keys %attempts)
 	like($err, qr/ERROR:  42501: must be owner of segment tag "a"\n.*DETAIL:  Segment tag "a" is owned by role "app_a"\.\n.*HINT:  Ask a superuser to grant you role "app_a"/s,
 		"app_b cannot $what app_a's tag (42501, with a hint)");
 }
+# ... nor through adopt_column, with the grants its hint asks for
+$node->safe_psql('postgres', q{
+	GRANT EXECUTE ON FUNCTION idgen.adopt_column(regclass, name, text) TO app_b;
+	CREATE TABLE tb (id serial PRIMARY KEY);
+	ALTER TABLE tb OWNER TO app_b;
+	INSERT INTO tb VALUES (1000)});
+($ret, $out, $err) = as_role('app_b', "SELECT idgen.adopt_column('tb', 'id', 'segment:a')");
+like($err, qr/ERROR:  42501: must be owner of segment tag "a"/,
+	'app_b cannot adopt its column for app_a\'s tag (42501)');
 is(max_id_of('a'), $max_before, 'max_id of the tag is unchanged');
 is(owner_of('a'), 'app_a', 'and so is its owner');
 cmp_ok($node->safe_psql('postgres', "SELECT idgen.segment_nextval('a')"), '>',
