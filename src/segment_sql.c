@@ -14,7 +14,8 @@
  * (column owner, a role name, as pg_dump restores ownership): altering,
  * dropping, exporting, importing over and handing on a tag need the
  * privileges of its owner (has_privs_of_role) or a superuser, as for a
- * sequence; a tag whose owner role does not exist is a superuser's only.  max_id never moves backwards through them; the table's trigger
+ * sequence; a tag whose owner role does not exist is a superuser's only.
+ * max_id never moves backwards through them; the table's trigger
  * idgen.segment_alloc_guard enforces the same for every writer and keeps
  * the max_id of dropped tags, so a tag created again starts above it.
  * Dropping a tag, or moving its max_id forward, removes the tag's slot from
@@ -213,7 +214,7 @@ lock_owned_tag(Oid caller, const char *tag,
 									  SPI_tuptable->tupdesc, 3, desc_null);
 
 		*description = *desc_null ? (Datum) 0 :
-			PointerGetDatum(SPI_datumTransfer(d, false, -1));
+			SPI_datumTransfer(d, false, -1);
 	}
 	return true;
 }
@@ -834,6 +835,12 @@ idgen_segment_owner_utility(Node *stmt, bool before)
 		return;
 	if (!IsTransactionState() || !has_owner_column())
 		return;
+
+	/*
+	 * These statements run with the session's search_path, and the SQL
+	 * below as the table's owner: every operator and function in it is
+	 * schema-qualified.
+	 */
 	if (before && IsA(stmt, DropRoleStmt))
 	{
 		foreach(lc, ((DropRoleStmt *) stmt)->roles)
@@ -852,8 +859,9 @@ idgen_segment_owner_utility(Node *stmt, bool before)
 			args[0] = DirectFunctionCall1(namein, CStringGetDatum(r->rolename));
 			become_table_owner(&sw);
 			SPI_connect();
-			if (SPI_execute_with_args("SELECT count(*), min(biz_tag) FROM idgen.segment_alloc "
-									  "WHERE owner = $1",
+			if (SPI_execute_with_args("SELECT pg_catalog.count(*), pg_catalog.min(biz_tag) "
+									  "FROM idgen.segment_alloc "
+									  "WHERE owner OPERATOR(pg_catalog.=) $1",
 									  1, types, args, NULL, true, 1) != SPI_OK_SELECT)
 				elog(ERROR, "could not read idgen.segment_alloc");
 			n = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0],
@@ -884,18 +892,18 @@ idgen_segment_owner_utility(Node *stmt, bool before)
 		char	   *newrole = get_rolespec_name(ro->newrole);
 
 		foreach(lc, ro->roles)
-			owner_sql("UPDATE idgen.segment_alloc SET owner = $2 WHERE owner = $1",
+			owner_sql("UPDATE idgen.segment_alloc SET owner = $2 WHERE owner OPERATOR(pg_catalog.=) $1",
 					  get_rolespec_name(lfirst(lc)), newrole, false);
 	}
 	else if (!before && IsA(stmt, DropOwnedStmt))
 	{
 		foreach(lc, ((DropOwnedStmt *) stmt)->roles)
-			owner_sql("DELETE FROM idgen.segment_alloc WHERE owner = $1 RETURNING biz_tag",
+			owner_sql("DELETE FROM idgen.segment_alloc WHERE owner OPERATOR(pg_catalog.=) $1 RETURNING biz_tag",
 					  get_rolespec_name(lfirst(lc)), NULL, true);
 	}
 	else if (!before && IsA(stmt, RenameStmt) &&
 			 ((RenameStmt *) stmt)->renameType == OBJECT_ROLE)
-		owner_sql("UPDATE idgen.segment_alloc SET owner = $2 WHERE owner = $1",
+		owner_sql("UPDATE idgen.segment_alloc SET owner = $2 WHERE owner OPERATOR(pg_catalog.=) $1",
 				  ((RenameStmt *) stmt)->subname, ((RenameStmt *) stmt)->newname,
 				  false);
 }
