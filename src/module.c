@@ -180,10 +180,11 @@ idgen_process_utility(PlannedStmt *pstmt, const char *queryString,
 					  DestReceiver *dest, QueryCompletion *qc)
 {
 	Oid			freed = database_to_free(pstmt->utilityStmt);
+	List	   *dropped_roles;
 
 	if (OidIsValid(freed))
 		idgen_worker_stop_database(freed);
-	idgen_segment_owner_utility(pstmt->utilityStmt, true);
+	dropped_roles = idgen_segment_owner_utility(pstmt->utilityStmt, true, NIL);
 	if (prev_process_utility_hook)
 		prev_process_utility_hook(pstmt, queryString, readOnlyTree, context,
 								  params, queryEnv, dest, qc);
@@ -192,7 +193,7 @@ idgen_process_utility(PlannedStmt *pstmt, const char *queryString,
 								params, queryEnv, dest, qc);
 	if (OidIsValid(freed) && IsA(pstmt->utilityStmt, DropdbStmt))
 		idgen_segment_keep_forget(freed);
-	idgen_segment_owner_utility(pstmt->utilityStmt, false);
+	idgen_segment_owner_utility(pstmt->utilityStmt, false, dropped_roles);
 	if (IsA(pstmt->utilityStmt, DiscardStmt))
 	{
 		DiscardMode target = ((DiscardStmt *) pstmt->utilityStmt)->target;

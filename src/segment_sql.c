@@ -823,8 +823,8 @@ owner_sql(const char *sql, const char *arg1, const char *arg2, bool forget)
 	become_caller(&sw);
 }
 
-void
-idgen_segment_owner_utility(Node *stmt, bool before)
+List *
+idgen_segment_owner_utility(Node *stmt, bool before, List *dropped)
 {
 	ListCell   *lc;
 
@@ -832,9 +832,9 @@ idgen_segment_owner_utility(Node *stmt, bool before)
 		  IsA(stmt, DropOwnedStmt) ||
 		  (IsA(stmt, RenameStmt) &&
 		   ((RenameStmt *) stmt)->renameType == OBJECT_ROLE)))
-		return;
+		return NIL;
 	if (!IsTransactionState() || !has_owner_column())
-		return;
+		return NIL;
 
 	/*
 	 * These statements run with the session's search_path, and the SQL
@@ -843,9 +843,29 @@ idgen_segment_owner_utility(Node *stmt, bool before)
 	 */
 	if (before && IsA(stmt, DropRoleStmt))
 	{
+		/* The roles that exist: those DROP ROLE will drop, if it may */
+		List	   *existing = NIL;
+
 		foreach(lc, ((DropRoleStmt *) stmt)->roles)
 		{
 			RoleSpec   *r = lfirst(lc);
+
+			if (r->roletype == ROLESPEC_CSTRING &&
+				OidIsValid(get_role_oid(r->rolename, true)))
+				existing = lappend(existing, pstrdup(r->rolename));
+		}
+		return existing;
+	}
+	if (!before && IsA(stmt, DropRoleStmt))
+	{
+		/*
+		 * After PostgreSQL's own checks (privileges, its dependencies), so
+		 * that only a role that may drop the roles learns of their tags;
+		 * the error rolls the drop back
+		 */
+		foreach(lc, dropped)
+		{
+			char	   *rolename = lfirst(lc);
 			Oid			types[1] = {NAMEOID};
 			Datum		args[1];
 			bool		isnull;
@@ -853,10 +873,7 @@ idgen_segment_owner_utility(Node *stmt, bool before)
 			char	   *first;
 			TableOwnerSwitch sw;
 
-			if (r->roletype != ROLESPEC_CSTRING ||
-				!OidIsValid(get_role_oid(r->rolename, true)))
-				continue;
-			args[0] = DirectFunctionCall1(namein, CStringGetDatum(r->rolename));
+			args[0] = DirectFunctionCall1(namein, CStringGetDatum(rolename));
 			become_table_owner(&sw);
 			SPI_connect();
 			if (SPI_execute_with_args("SELECT pg_catalog.count(*), pg_catalog.min(biz_tag) "
@@ -876,14 +893,14 @@ idgen_segment_owner_utility(Node *stmt, bool before)
 				ereport(ERROR,
 						(errcode(ERRCODE_DEPENDENT_OBJECTS_STILL_EXIST),
 						 errmsg("role \"%s\" cannot be dropped because some objects depend on it",
-								r->rolename),
+								rolename),
 						 n == 1 ?
 						 errdetail("Role \"%s\" owns segment tag \"%s\" in database \"%s\".",
-								   r->rolename, first, get_database_name(MyDatabaseId)) :
+								   rolename, first, get_database_name(MyDatabaseId)) :
 						 errdetail("Role \"%s\" owns " INT64_FORMAT " segment tags in database \"%s\", \"%s\" among them.",
-								   r->rolename, n, get_database_name(MyDatabaseId), first),
+								   rolename, n, get_database_name(MyDatabaseId), first),
 						 errhint("Hand them to another role with REASSIGN OWNED BY %s TO <role>, or drop them with DROP OWNED BY %s, in this database.",
-								 quote_identifier(r->rolename), quote_identifier(r->rolename))));
+								 quote_identifier(rolename), quote_identifier(rolename))));
 		}
 	}
 	else if (!before && IsA(stmt, ReassignOwnedStmt))
@@ -906,4 +923,5 @@ idgen_segment_owner_utility(Node *stmt, bool before)
 		owner_sql("UPDATE idgen.segment_alloc SET owner = $2 WHERE owner OPERATOR(pg_catalog.=) $1",
 				  ((RenameStmt *) stmt)->subname, ((RenameStmt *) stmt)->newname,
 				  false);
+	return NIL;
 }

@@ -11,7 +11,8 @@
 #  - segment_set_owner hands a tag on (by a superuser; by the owner only to
 #    a role it is a member of), and the old owner is then refused;
 #  - a tag whose owner role does not exist is a superuser's only;
-#  - DROP ROLE of an owner is refused (2BP01); ALTER ROLE ... RENAME TO,
+#  - DROP ROLE of an owner is refused (2BP01, after PostgreSQL's own
+#    checks, and rolled back); ALTER ROLE ... RENAME TO,
 #    REASSIGN OWNED and DROP OWNED keep the owner defined (DROP OWNED drops
 #    the tag, remembering its max_id);
 #  - pg_dump and pg_restore into another database keep the owner.
@@ -136,6 +137,10 @@ $node->safe_psql('postgres', "SELECT idgen.segment_set_owner('e', 'app_b')");
 is(owner_of('e'), 'app_b', 'a superuser hands it on');
 
 # Role commands keep the owner defined
+($ret, $out, $err) = as_role('app_b', 'DROP ROLE app_a');
+like($err, qr/ERROR:  42501: permission denied to drop role/,
+	'a role that may not drop the owner gets PostgreSQL\'s refusal, not the tags');
+$node->safe_psql('postgres', "REVOKE EXECUTE ON FUNCTION $grants FROM app_c");
 ($ret, $out, $err) = $node->psql('postgres', 'DROP ROLE app_c',
 	extra_params => [ '-v', 'VERBOSITY=verbose' ]);
 like($err, qr/2BP01: role "app_c" cannot be dropped because some objects depend on it\n.*DETAIL:  Role "app_c" owns segment tag "a" in database "postgres"\.\n.*HINT:  .*REASSIGN OWNED BY app_c/s,
