@@ -59,10 +59,15 @@ is($node->safe_psql('postgres', q{
 	  AND pronamespace = 'idgen'::regnamespace}),
 	'2', 'the new functions are there');
 is($node->safe_psql('postgres', q{
-	SELECT bool_and(prosecdef) FROM pg_proc WHERE proname IN
+	SELECT bool_or(prosecdef) FROM pg_proc WHERE proname IN
 	  ('segment_create', 'segment_alter', 'segment_drop')
 	  AND pronamespace = 'idgen'::regnamespace}),
-	't', 'the tag functions are SECURITY DEFINER');
+	'f', 'the tag functions run as their caller since 0.4.0 (they check the tag\'s owner)');
+is($node->safe_psql('postgres', q{
+	SELECT a.owner = r.rolname FROM idgen.segment_alloc a, pg_extension e
+	  JOIN pg_roles r ON r.oid = e.extowner
+	WHERE a.biz_tag = 'order' AND e.extname = 'idgen'}),
+	't', 'a tag of before 0.4.0 is owned by the extension\'s owner');
 is($node->safe_psql('postgres', q{
 	SELECT 'idgen.snowflake_reservation'::regclass = ANY (extconfig)
 	FROM pg_extension WHERE extname = 'idgen'}),
