@@ -372,6 +372,7 @@ INSERT INTO owned_seg (v) VALUES ('new');
 SELECT id, v FROM owned_seg ORDER BY id;
 RESET ROLE;
 SELECT * FROM col_state('owned_seg', 'id');
+SELECT owner AS tag_owner FROM idgen.segment_alloc WHERE biz_tag = 'adopt_owned';
 -- A referencing table of another owner is not rewritten with this owner's
 -- rights: refused, nothing changed
 CREATE TABLE owned_p (id serial PRIMARY KEY);
