@@ -135,26 +135,36 @@ adopt_snowflake_advance(PG_FUNCTION_ARGS)
 {
 	Oid			relid = PG_GETARG_OID(0);
 	int64		min_id = PG_GETARG_INT64(1);
+	uint32		why;
 
 	idgen_require_loaded();
 	(void) adopt_check_owner(relid);
-	if (min_id < 0)
+	if (min_id < 1)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("cannot advance the snowflake generator past ID " INT64_FORMAT, min_id),
-				 errdetail("Snowflake IDs are not negative.")));
+				 errdetail("Every snowflake ID is above it already."),
+				 errhint("Pass the largest ID of the table's column.")));
 
 	/*
 	 * The refusal of a restored copy or a changed layout is set by the
-	 * postmaster at start and lifted only by a superuser's own call: never
-	 * here, where idgen_snowflake_advance would lift a restore's.
+	 * postmaster at start and lifted only by a superuser's deliberate call:
+	 * never here (idgen_snowflake_advance would lift a restore's).  The
+	 * message is the refusal's own.
 	 */
-	if (idgen_snowflake_blocked_why() != 0)
+	why = idgen_snowflake_blocked_why();
+	if (why & IDGEN_BLOCK_RESTORED)
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-				 errmsg("cannot advance the snowflake generator past ID " INT64_FORMAT " while snowflake IDs are refused", min_id),
-				 errdetail("This server refuses snowflake IDs (started from a backup, or idgen.layout or idgen.node_id changed), and a column's largest value does not lift that."),
+				 errmsg("snowflake IDs are refused because this server was started from a backup or after archive recovery"),
+				 errdetail("A column's largest value does not show what the original server issued, so adopting a column never lifts the refusal."),
 				 errhint("Have a superuser lift the refusal first, as the error of SELECT idgen.snowflake_nextval() says, then call adopt_column again.")));
+	if (why != 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("snowflake IDs are refused because idgen.layout or idgen.node_id changed"),
+				 errdetail("Adopting a column never accepts the change."),
+				 errhint("Have a superuser deal with the refusal first, as the error of SELECT idgen.snowflake_nextval() says, then call adopt_column again.")));
 
 	idgen_snowflake_advance(min_id);
 	PG_RETURN_VOID();

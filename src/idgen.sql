@@ -1004,7 +1004,7 @@ BEGIN
         EXCEPTION WHEN numeric_value_out_of_range THEN
             NULL;   -- not an ID of this layout: snowflake_advance says why
         END;
-        IF old_max IS NOT NULL THEN
+        IF old_max > 0 THEN     -- every ID is above a maximum below 1
             BEGIN
                 PERFORM idgen.adopt_snowflake_advance(tbl, old_max);
             EXCEPTION WHEN invalid_parameter_value THEN
