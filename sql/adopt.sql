@@ -44,9 +44,11 @@ EXCEPTION WHEN OTHERS THEN
 END
 $$;
 
--- Not for PUBLIC
+-- For PUBLIC (the caller needs the table owner's privileges); its body not
 SELECT has_function_privilege('public', 'idgen.adopt_column(regclass, name, text)',
-                              'EXECUTE') AS public_may_execute;
+                              'EXECUTE') AS public_may_execute,
+       has_function_privilege('public', 'idgen.adopt_column_body(regclass, name, text)',
+                              'EXECUTE') AS public_may_execute_body;
 
 --
 -- 1. serial (int4) key with referencing tables: a plain foreign key, a
@@ -306,43 +308,120 @@ SELECT * FROM col_state('to_full', 'id');
 SELECT idgen.segment_drop('adopt_full');
 
 --
--- 8. Privileges: revoked from PUBLIC; the snowflake path is for
--- superusers; a table's owner, given EXECUTE on adopt_column and the tag
--- functions, adopts it for a segment tag
+-- 8. Privileges (issue 30, points 1 and 2): EXECUTE for PUBLIC; the caller
+-- needs the privileges of the table's owner, and the work runs as that
+-- owner, who adopts for snowflake IDs without a superuser and for a segment
+-- tag given EXECUTE on the tag functions.  adopt_column_body is not for
+-- PUBLIC, and refuses to run as anyone but the owner.
 --
 CREATE ROLE adopt_owner;
 CREATE ROLE adopt_other;
 CREATE TABLE owned (id serial PRIMARY KEY, v text);
 INSERT INTO owned (v) VALUES ('old'), ('old');
 ALTER TABLE owned OWNER TO adopt_owner;
-SET ROLE adopt_owner;
-SELECT idgen.adopt_column('owned', 'id', 'segment:adopt_owned');
-\echo :LAST_ERROR_SQLSTATE
-RESET ROLE;
-GRANT EXECUTE ON FUNCTION idgen.adopt_column(regclass, name, text)
-    TO adopt_owner, adopt_other;
-SET ROLE adopt_owner;
+SET ROLE adopt_other;
 SELECT idgen.adopt_column('owned', 'id');
 \echo :LAST_ERROR_SQLSTATE
-SELECT idgen.adopt_column('owned', 'id', 'segment:adopt_owned');
-\echo :LAST_ERROR_SQLSTATE
-RESET ROLE;
-SELECT * FROM col_state('owned', 'id');
-GRANT EXECUTE ON FUNCTION idgen.segment_create(text, bigint, int, text),
-    idgen.segment_alter(text, int, text, bigint),
-    idgen.segment_export_leaf(text, boolean) TO adopt_owner, adopt_other;
-SET ROLE adopt_other;
-SELECT idgen.adopt_column('owned', 'id', 'segment:adopt_owned');
+SELECT idgen.adopt_column_body('owned', 'id', 'snowflake');
 \echo :LAST_ERROR_SQLSTATE
 SET ROLE adopt_owner;
 SELECT idgen.adopt_column('owned', 'id', 'segment:adopt_owned');
+\echo :LAST_ERROR_SQLSTATE
+RESET ROLE;
+SELECT idgen.adopt_column_body('owned', 'id', 'snowflake');
+\echo :LAST_ERROR_SQLSTATE
+SELECT * FROM col_state('owned', 'id');
+SET ROLE adopt_owner;
+SELECT idgen.adopt_column('owned', 'id');
 INSERT INTO owned (v) VALUES ('new');
-SELECT id, v FROM owned ORDER BY id;
+SELECT count(*) AS new_above_old FROM owned WHERE v = 'new' AND id > 2;
 RESET ROLE;
 SELECT * FROM col_state('owned', 'id');
-DROP TABLE owned;
+SELECT to_regclass('owned_id_seq') IS NULL AS sequence_dropped;
+-- Beyond idgen.max_lead: refused to the owner, the hint names the
+-- superuser's call
+CREATE TABLE owned_ahead (id bigint PRIMARY KEY);
+INSERT INTO owned_ahead VALUES (idgen.id_make(now() + interval '1 hour', 1, 1));
+ALTER TABLE owned_ahead OWNER TO adopt_owner;
+SET ROLE adopt_owner;
+SELECT code, message, hint ~ '^IDs above it are further ahead of the clock than idgen\.max_lead allows\.  Have a superuser run ALTER SYSTEM SET idgen\.max_lead = ''[0-9]+ ms''; SELECT pg_reload_conf\(\); then call adopt_column again'
+       AS hint_names_call
+  FROM adopt_error('owned_ahead', 'id');
+DO $$
+BEGIN
+    PERFORM idgen.adopt_snowflake_advance('owned_ahead', (SELECT max(id) FROM owned_ahead));
+EXCEPTION WHEN invalid_parameter_value THEN
+    RAISE NOTICE 'adopt_snowflake_advance refused: %', SQLSTATE;
+END
+$$;
+SET ROLE adopt_other;
+SELECT idgen.adopt_snowflake_advance('owned_ahead', 1);
+\echo :LAST_ERROR_SQLSTATE
+RESET ROLE;
+SELECT * FROM col_state('owned_ahead', 'id');
+-- A segment tag, given EXECUTE on the tag functions
+CREATE TABLE owned_seg (id serial PRIMARY KEY, v text);
+INSERT INTO owned_seg (v) VALUES ('old'), ('old');
+ALTER TABLE owned_seg OWNER TO adopt_owner;
+GRANT EXECUTE ON FUNCTION idgen.segment_create(text, bigint, int, text),
+    idgen.segment_alter(text, int, text, bigint),
+    idgen.segment_export_leaf(text, boolean) TO adopt_owner;
+SET ROLE adopt_owner;
+SELECT idgen.adopt_column('owned_seg', 'id', 'segment:adopt_owned');
+INSERT INTO owned_seg (v) VALUES ('new');
+SELECT id, v FROM owned_seg ORDER BY id;
+RESET ROLE;
+SELECT * FROM col_state('owned_seg', 'id');
+SELECT owner AS tag_owner FROM idgen.segment_alloc WHERE biz_tag = 'adopt_owned';
+-- A referencing table of another owner is not rewritten with this owner's
+-- rights: refused, nothing changed
+CREATE TABLE owned_p (id serial PRIMARY KEY);
+CREATE TABLE other_ref (pid int REFERENCES owned_p (id));
+ALTER TABLE owned_p OWNER TO adopt_owner;
+ALTER TABLE other_ref OWNER TO adopt_other;
+SELECT * FROM adopt_error('owned_p', 'id');
+SELECT * FROM col_state('owned_p', 'id');
+SELECT * FROM col_state('other_ref', 'pid');
+DROP TABLE owned, owned_ahead, owned_seg, other_ref, owned_p;
+SELECT idgen.segment_drop('adopt_owned');
 DROP OWNED BY adopt_owner, adopt_other;
 DROP ROLE adopt_owner, adopt_other;
+
+--
+-- 8b. A superuser adopting another role's table runs none of its code with
+-- a superuser's rights (issue 30, point 2): mallory's CHECK on the table
+-- and on a referencing table would make mallory a superuser if it ran as
+-- one; it runs as mallory, the adoption goes through, mallory stays
+-- without rolsuper
+--
+CREATE ROLE mallory;
+CREATE FUNCTION public.chk(bigint) RETURNS boolean LANGUAGE sql AS 'SELECT true';
+CREATE TABLE mal (id serial PRIMARY KEY CHECK (public.chk(id)), v text);
+CREATE TABLE mal_ref (id serial PRIMARY KEY,
+                      mid int REFERENCES mal (id) CHECK (public.chk(mid)));
+INSERT INTO mal (v) SELECT 'old' FROM generate_series(1, 3);
+INSERT INTO mal_ref (mid) VALUES (1), (3);
+CREATE OR REPLACE FUNCTION public.chk(bigint) RETURNS boolean
+    LANGUAGE plpgsql AS $$
+BEGIN
+    IF (SELECT rolsuper FROM pg_roles WHERE rolname = current_user) THEN
+        ALTER ROLE mallory SUPERUSER;
+    END IF;
+    RETURN true;
+END
+$$;
+ALTER FUNCTION public.chk(bigint) OWNER TO mallory;
+ALTER TABLE mal OWNER TO mallory;
+ALTER TABLE mal_ref OWNER TO mallory;
+SELECT idgen.adopt_column('mal', 'id');
+SELECT rolsuper FROM pg_roles WHERE rolname = 'mallory';
+SELECT * FROM col_state('mal', 'id');
+SELECT * FROM col_state('mal_ref', 'mid');
+INSERT INTO mal (v) VALUES ('new');
+SELECT count(*) AS new_above_old FROM mal WHERE v = 'new' AND id > 3;
+DROP TABLE mal_ref, mal;
+DROP FUNCTION public.chk(bigint);
+DROP ROLE mallory;
 
 --
 -- 9. IDs another layout made, which idgen's layout puts far ahead of the
@@ -379,3 +458,45 @@ SELECT * FROM col_state('from_pgedge', 'id');
 SELECT * FROM col_state('from_pgedge_ref', 'pid');
 INSERT INTO from_pgedge (v) VALUES ('new');
 SELECT id = :old_max + 1 AS next_above_old_max FROM from_pgedge WHERE v = 'new';
+
+--
+-- 10. Partitions (issue 30, point 4): a partitioned table is adopted with
+-- the maximum of every partition; a partition alone is refused with a hint
+-- naming its root; inserts through the parent and into a partition repeat
+-- no ID
+--
+CREATE TABLE pt (id serial, k int NOT NULL, PRIMARY KEY (id, k)) PARTITION BY LIST (k);
+CREATE TABLE pt1 PARTITION OF pt FOR VALUES IN (1);
+CREATE TABLE pt2 PARTITION OF pt FOR VALUES IN (2);
+INSERT INTO pt (k) SELECT 1 FROM generate_series(1, 5);
+INSERT INTO pt2 VALUES (1000, 2);
+SELECT * FROM adopt_error('pt1', 'id', 'segment:adopt_pt1');
+SELECT idgen.adopt_column('pt', 'id', 'segment:adopt_pt');
+SELECT * FROM adopt_error('pt1', 'id', 'segment:adopt_pt1');
+SELECT * FROM col_state('pt1', 'id');
+INSERT INTO pt (k) SELECT 1 FROM generate_series(1, 50);
+INSERT INTO pt1 (k) SELECT 1 FROM generate_series(1, 50);
+SELECT count(*) AS rows, count(DISTINCT id) AS distinct_ids,
+       count(*) FILTER (WHERE id > 1000) AS new_above_1000
+  FROM pt;
+DROP TABLE pt;
+SELECT idgen.segment_drop('adopt_pt');
+
+--
+-- 11. A sequence shared by two tables (issue 30, point 4): the adopted
+-- column (largest value 10) continues above the sequence's last value (20),
+-- with a NOTICE; no ID repeats across the two tables
+--
+CREATE SEQUENCE shared_seq;
+CREATE TABLE sa (id int PRIMARY KEY DEFAULT nextval('shared_seq'), v text);
+CREATE TABLE sb (id int PRIMARY KEY DEFAULT nextval('shared_seq'), v text);
+INSERT INTO sa (v) SELECT 'old' FROM generate_series(1, 10);
+INSERT INTO sb (v) SELECT 'old' FROM generate_series(1, 10);
+SELECT idgen.adopt_column('sa', 'id', 'segment:adopt_shared');
+SELECT * FROM col_state('sa', 'id');
+INSERT INTO sa (v) SELECT 'new' FROM generate_series(1, 20);
+SELECT min(id) AS first_new FROM sa WHERE v = 'new';
+SELECT count(*) AS repeated FROM sa JOIN sb USING (id);
+DROP TABLE sa, sb;
+DROP SEQUENCE shared_seq;
+SELECT idgen.segment_drop('adopt_shared');

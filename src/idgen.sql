@@ -771,12 +771,25 @@ REVOKE ALL ON FUNCTION idgen.snowflake_advance(bigint) FROM PUBLIC;
 -- END advance
 
 -- BEGIN adopt
--- idgen.adopt_column (issue 21, point 4): an existing integer key column
--- moves to idgen in one transaction.  In this order, so that a refusal
--- comes before anything is altered: the arguments and privileges are
--- checked, the table is locked (ACCESS EXCLUSIVE: no row can arrive behind
--- the maximum read next), the column's maximum is read, the generator is
--- moved above it (snowflake_advance, or a tag created, above the max_id of
+-- idgen.adopt_column (issue 21, point 4; issue 30, points 1, 2 and 4): an
+-- existing integer key column moves to idgen in one transaction.
+--
+-- adopt_column (C, src/adopt.c) checks that the caller has the privileges
+-- of the table's owner (its owner, a member, or a superuser), then runs
+-- adopt_column_body as that owner under a security-restricted operation, as
+-- REFRESH MATERIALIZED VIEW does: the rewrites run the owner's CHECK
+-- constraints and index expressions with the owner's rights only, whoever
+-- calls.  Every argument value is safe for any caller: EXECUTE to PUBLIC.
+--
+-- adopt_column_body, in this order, so that a refusal comes before anything
+-- is altered: the arguments are checked (a partition is refused: its
+-- partitioned table is adopted), the table is locked (ACCESS EXCLUSIVE: no
+-- row can arrive behind the maximum read next), the column's maximum over
+-- every partition is read, and the last value of every sequence feeding the
+-- column (its partitions' too) if larger (a NOTICE: other columns may hold
+-- its values), every table to be rewritten is checked to belong to the same
+-- owner, the generator is moved above the maximum
+-- (adopt_snowflake_advance, or a tag created, above the max_id of
 -- a dropped tag of that name too, or raised past both the maximum and its
 -- own max_id, which discards its buffered IDs), then the
 -- identity or the sequence default is dropped (an identity's sequence goes
@@ -786,13 +799,27 @@ REVOKE ALL ON FUNCTION idgen.snowflake_advance(bigint) FROM PUBLIC;
 -- set.  Any error rolls all of it back; only a snowflake generator already
 -- advanced stays advanced, which costs nothing (IDs only grow).
 --
--- SECURITY INVOKER: ALTER TABLE checks ownership of every table it alters,
--- snowflake_advance its superuser, segment_create, segment_alter and
--- segment_export_leaf their EXECUTE grant.  The snowflake path is refused
--- at once (42501) to a role that is not a superuser.  Identifiers are
--- quoted through regclass output and format's %I, the tag through %L.
-CREATE FUNCTION idgen.adopt_column(tbl regclass, col name,
-    generator text DEFAULT 'snowflake') RETURNS void
+-- Running as the table's owner: ALTER TABLE checks its ownership of every
+-- table it alters, segment_create, segment_alter and segment_export_leaf
+-- the owner's EXECUTE grant (and the tag's owner), adopt_snowflake_advance
+-- the table's owner and idgen.max_lead.  Identifiers are quoted through
+-- regclass output and format's %I, the tag through %L.
+
+-- adopt_snowflake_advance: the snowflake generator above min_id for the
+-- owner of tbl (or a member, or a superuser), only within idgen.max_lead of
+-- the clock and never while snowflake IDs are refused (a restored copy, a
+-- changed layout): IDs only grow, by at most max_lead, so it is safe for
+-- any caller and granted to PUBLIC.
+CREATE FUNCTION idgen.adopt_snowflake_advance(tbl regclass, min_id bigint)
+    RETURNS void
+    AS 'MODULE_PATHNAME', 'adopt_snowflake_advance'
+    LANGUAGE C VOLATILE STRICT;
+COMMENT ON FUNCTION idgen.adopt_snowflake_advance(regclass, bigint) IS
+    'For the owner of a table: make every later snowflake ID of this server larger than min_id, within idgen.max_lead of the clock, unless snowflake IDs are refused';
+GRANT EXECUTE ON FUNCTION idgen.adopt_snowflake_advance(regclass, bigint) TO PUBLIC;
+
+CREATE FUNCTION idgen.adopt_column_body(tbl regclass, col name,
+    generator text) RETURNS void
     LANGUAGE plpgsql
     SET search_path = pg_catalog, pg_temp
 AS $$
@@ -818,6 +845,13 @@ DECLARE
     p text;
     t timestamptz;
     hint text;
+    owner_id oid;
+    is_part boolean;
+    tree regclass[];
+    feeding regclass[];
+    lv bigint;
+    seq_max bigint;
+    seq_max_name text;
 BEGIN
     IF tbl IS NULL OR col IS NULL OR generator IS NULL THEN
         RAISE EXCEPTION 'table, column and generator of adopt_column cannot be null'
@@ -833,21 +867,27 @@ BEGIN
                   DETAIL = 'A generator is ''snowflake'' or ''segment:'' followed by a tag, e.g. ''segment:order''.';
     END IF;
 
-    SELECT c.relkind INTO kind FROM pg_class c WHERE c.oid = tbl;
+    SELECT c.relkind, c.relowner, c.relispartition INTO kind, owner_id, is_part
+      FROM pg_class c WHERE c.oid = tbl;
     IF kind IS NULL OR kind NOT IN ('r', 'p') THEN
         RAISE EXCEPTION '% is not a table', tbl
             USING ERRCODE = 'wrong_object_type';
     END IF;
-    IF NOT pg_has_role(current_user,
-                       (SELECT c.relowner FROM pg_class c WHERE c.oid = tbl), 'USAGE') THEN
-        RAISE EXCEPTION 'must be owner of table %', tbl
-            USING ERRCODE = 'insufficient_privilege';
-    END IF;
-    IF tag IS NULL AND NOT (SELECT ro.rolsuper FROM pg_roles ro WHERE ro.rolname = current_user) THEN
-        RAISE EXCEPTION 'permission denied to adopt column "%" of table % for snowflake IDs', col, tbl
+    -- Only through idgen.adopt_column, which runs this as the owner
+    IF owner_id IS DISTINCT FROM (SELECT ro.oid FROM pg_roles ro WHERE ro.rolname = current_user) THEN
+        RAISE EXCEPTION 'idgen.adopt_column_body must run as the owner of table %', tbl
             USING ERRCODE = 'insufficient_privilege',
-                  DETAIL = 'Only a superuser may advance the snowflake generator above the column''s values.',
-                  HINT = 'The table''s owner may adopt it for a segment tag, generator => ''segment:<tag>'', given EXECUTE on idgen.segment_create, idgen.segment_alter and idgen.segment_export_leaf.';
+                  HINT = format('Call SELECT idgen.adopt_column(%L, %L, %L);', tbl::text, col, generator);
+    END IF;
+    -- Rows inserted through the partitioned table take their IDs from its
+    -- default: the whole tree is adopted, from its root
+    IF is_part THEN
+        RAISE EXCEPTION 'cannot adopt column "%" of partition %', col, tbl
+            USING ERRCODE = 'wrong_object_type',
+                  DETAIL = format('Rows inserted through its partitioned table %s take their IDs from that table''s default, so IDs generated for the partition alone could repeat them.',
+                                  pg_partition_root(tbl)),
+                  HINT = format('Adopt the partitioned table, which covers every partition: SELECT idgen.adopt_column(%L, %L, %L);',
+                                pg_partition_root(tbl)::text, col, generator);
     END IF;
 
     SELECT a.attnum, a.atttypid, a.attidentity INTO att, typ, ident
@@ -865,20 +905,97 @@ BEGIN
                   DETAIL = 'A column of type smallint, integer or bigint can be adopted; it becomes bigint.';
     END IF;
 
-    -- No row can arrive from here on: the maximum stays the maximum
+    -- No row can arrive from here on: the maximum stays the maximum (of
+    -- every partition: a partitioned table's scan covers them all)
     EXECUTE format('LOCK TABLE %s IN ACCESS EXCLUSIVE MODE', tbl);
     EXECUTE format('SELECT max(%I)::bigint FROM %s', col, tbl) INTO old_max;
+
+    -- The table and its partitions, and the sequences that feed the column
+    -- in any of them (a default's nextval, an identity's sequence).  Another
+    -- column may use such a sequence too and hold values up to its last
+    -- value: the generator starts above that as well.
+    tree := ARRAY(SELECT tbl UNION SELECT pt.relid FROM pg_partition_tree(tbl) pt);
+    feeding := ARRAY(
+        SELECT DISTINCT dep.refobjid::regclass
+          FROM pg_attribute a
+          JOIN pg_attrdef d ON d.adrelid = a.attrelid AND d.adnum = a.attnum
+          JOIN pg_depend dep ON dep.classid = 'pg_attrdef'::regclass
+               AND dep.objid = d.oid AND dep.refclassid = 'pg_class'::regclass
+          JOIN pg_class s ON s.oid = dep.refobjid AND s.relkind = 'S'
+         WHERE a.attrelid = ANY (tree) AND a.attname = col
+      UNION
+        SELECT dep.objid::regclass
+          FROM pg_attribute a
+          JOIN pg_depend dep ON dep.classid = 'pg_class'::regclass
+               AND dep.refclassid = 'pg_class'::regclass
+               AND dep.refobjid = a.attrelid AND dep.refobjsubid = a.attnum
+               AND dep.deptype = 'i'
+          JOIN pg_class s ON s.oid = dep.objid AND s.relkind = 'S'
+         WHERE a.attrelid = ANY (tree) AND a.attname = col);
+    FOREACH seq IN ARRAY feeding LOOP
+        IF NOT has_sequence_privilege(seq, 'SELECT') AND NOT has_sequence_privilege(seq, 'USAGE') THEN
+            RAISE EXCEPTION 'cannot read the last value of sequence %, which feeds column "%" of table %', seq, col, tbl
+                USING ERRCODE = 'insufficient_privilege',
+                      DETAIL = 'Other columns may hold values it gave them, and the new IDs must start above those.',
+                      HINT = format('Have its owner run GRANT SELECT ON SEQUENCE %s TO %I;', seq, current_user);
+        END IF;
+        lv := pg_sequence_last_value(seq);
+        IF lv IS NOT NULL AND (seq_max IS NULL OR lv > seq_max) THEN
+            seq_max := lv;
+            seq_max_name := seq::text;
+        END IF;
+    END LOOP;
+    IF seq_max IS NOT NULL AND seq_max > coalesce(old_max, 0) THEN
+        RAISE NOTICE 'column "%" of table % continues above %, the last value of sequence %',
+                col, tbl, seq_max, seq_max_name
+            USING DETAIL = format('The column''s largest value is %s; other columns may hold values the sequence gave them.',
+                                  coalesce(old_max::text, 'null'));
+        old_max := seq_max;
+    END IF;
     IF old_max = 9223372036854775807 THEN
         RAISE EXCEPTION 'cannot adopt column "%" of table %: no bigint is above its largest value', col, tbl
             USING ERRCODE = 'sequence_generator_limit_exceeded',
                   DETAIL = 'Its largest value is 9223372036854775807, the largest bigint, so no generator can make a larger ID.';
     END IF;
 
+    -- Every table to be rewritten (the column and the columns referencing
+    -- it, partitions included) belongs to the table's owner: this runs as
+    -- that owner, and another role's CHECK constraints and index
+    -- expressions must not run with its rights
+    SELECT x.rel, x.relowner::regrole AS relowner INTO r
+      FROM (WITH RECURSIVE refs(rel, attnum) AS (
+                SELECT tbl::oid, att
+              UNION
+                SELECT c.conrelid, k.conkey
+                  FROM refs
+                  JOIN pg_constraint c ON c.confrelid = refs.rel
+                       AND c.contype = 'f' AND c.conparentid = 0
+                 CROSS JOIN LATERAL unnest(c.conkey, c.confkey) AS k(conkey, confkey)
+                 WHERE k.confkey = refs.attnum)
+            SELECT pt.relid::regclass AS rel, cl.relowner
+              FROM refs
+              JOIN pg_attribute a ON a.attrelid = refs.rel AND a.attnum = refs.attnum
+             CROSS JOIN LATERAL (SELECT refs.rel::regclass AS relid
+                                 UNION SELECT t.relid FROM pg_partition_tree(refs.rel::regclass) t) pt
+              JOIN pg_class cl ON cl.oid = pt.relid
+             WHERE a.atttypid IN ('int2'::regtype, 'int4'::regtype)) x
+     WHERE x.relowner <> owner_id
+     ORDER BY x.rel
+     LIMIT 1;
+    IF FOUND THEN
+        RAISE EXCEPTION 'cannot adopt column "%" of table %: table % is owned by role %, not by %',
+                col, tbl, r.rel, r.relowner, owner_id::regrole
+            USING ERRCODE = 'insufficient_privilege',
+                  DETAIL = format('Adopting rewrites table %s with the rights of role %s, the owner of table %s.', r.rel, owner_id::regrole, tbl),
+                  HINT = format('Give it to the same owner (ALTER TABLE %s OWNER TO %s), or have role %s widen its integer column to bigint first (ALTER TABLE %s ALTER COLUMN ... TYPE bigint).',
+                                r.rel, owner_id::regrole, r.relowner, r.rel);
+    END IF;
+
     -- The generator above the maximum, before anything is altered
     IF tag IS NULL THEN
         -- Nothing to do when the generator has issued IDs of a later tick
-        -- already (snowflake_advance would also lift the refusal of a server
-        -- started from a backup, which one column's maximum does not justify)
+        -- already (adopt_snowflake_advance refuses while snowflake IDs are
+        -- refused: one column's maximum does not lift that)
         BEGIN
             IF old_max IS NOT NULL
                AND idgen.id_timestamp(old_max) < (SELECT s.last_tick FROM idgen.snowflake_status() s) THEN
@@ -887,9 +1004,9 @@ BEGIN
         EXCEPTION WHEN numeric_value_out_of_range THEN
             NULL;   -- not an ID of this layout: snowflake_advance says why
         END;
-        IF old_max IS NOT NULL THEN
+        IF old_max > 0 THEN     -- every ID is above a maximum below 1
             BEGIN
-                PERFORM idgen.snowflake_advance(old_max);
+                PERFORM idgen.adopt_snowflake_advance(tbl, old_max);
             EXCEPTION WHEN invalid_parameter_value THEN
                 GET STACKED DIAGNOSTICS err_msg = MESSAGE_TEXT,
                                         err_detail = PG_EXCEPTION_DETAIL,
@@ -916,7 +1033,13 @@ BEGIN
                         END IF;
                     END IF;
                 END LOOP;
-                IF best_presets IS NOT NULL THEN
+                -- Less than a day ahead: made under this layout, probably,
+                -- and idgen.max_lead is what a superuser may raise
+                IF coalesce(err_hint, '') ~ 'idgen\.max_lead to at least [0-9]+ ms'
+                   AND idgen.id_timestamp(old_max) < clock_timestamp() + interval '1 day' THEN
+                    hint := format('IDs above it are further ahead of the clock than idgen.max_lead allows.  Have a superuser run ALTER SYSTEM SET idgen.max_lead = ''%s ms''; SELECT pg_reload_conf(); then call adopt_column again, or wait until the clock has passed the ID''s time.  Or adopt the column for a segment tag, generator => ''segment:<tag>''.',
+                                   substring(err_hint FROM 'at least ([0-9]+) ms'));
+                ELSIF best_presets IS NOT NULL THEN
                     hint := format('Its largest value is a time of the recent past under preset %s, so it was probably made under that layout: a server with idgen.layout = ''%s'' and node ids the old generator never used continues above it. Or adopt the column for a segment tag, generator => ''segment:<tag>''.',
                                    (SELECT string_agg(format('"%s"', x), ' or ') FROM unnest(best_presets) x),
                                    best_presets[1]);
@@ -1041,7 +1164,15 @@ BEGIN
                         ELSE format('idgen.segment_nextval(%L::text)', tag) END);
 END
 $$;
+COMMENT ON FUNCTION idgen.adopt_column_body(regclass, name, text) IS
+    'The work of idgen.adopt_column, run by it as the table''s owner (not to be called directly)';
+REVOKE ALL ON FUNCTION idgen.adopt_column_body(regclass, name, text) FROM PUBLIC;
+
+CREATE FUNCTION idgen.adopt_column(tbl regclass, col name,
+    generator text DEFAULT 'snowflake') RETURNS void
+    AS 'MODULE_PATHNAME', 'adopt_column'
+    LANGUAGE C VOLATILE;
 COMMENT ON FUNCTION idgen.adopt_column(regclass, name, text) IS
-    'Move an existing integer key column to idgen in one transaction: widen it and the columns referencing it to bigint, drop its identity or sequence default, set a snowflake or segment DEFAULT, and make every later ID greater than its largest value';
-REVOKE ALL ON FUNCTION idgen.adopt_column(regclass, name, text) FROM PUBLIC;
+    'Move an existing integer key column to idgen in one transaction, as the table''s owner: widen it and the columns referencing it to bigint, drop its identity or sequence default, set a snowflake or segment DEFAULT, and make every later ID greater than its largest value and its sequences'' last values';
+GRANT EXECUTE ON FUNCTION idgen.adopt_column(regclass, name, text) TO PUBLIC;
 -- END adopt

@@ -10,7 +10,8 @@
 # table owned by the role, each with one row and a batch of three whose IDs
 # come back in the order of the rows, every printed ID in its table with
 # its row, snowflake IDs of this server, and the time printed is the ID's.
-# Django's key column has the snowflake default and no sequence left;
+# Django's migration runs as that role and adopts its key column, which
+# then has the snowflake default and no sequence left;
 # Hibernate inserts without the key (IDENTITY), and fails as
 # docs/clients.md says with generated keys off and with AUTO or SEQUENCE;
 # node-postgres and the ORMs give IDs as strings (Drizzle: BigInt), never
@@ -227,8 +228,8 @@ SKIP:
 	my $v = $have_python && works([ $py, '-c', 'import psycopg, django' ])
 	  ? (run_cmd([ $py, '-c', 'import django; print(django.get_version())' ]))[1] : '';
 	chomp $v;
-	skip why('Django: python3-django or python3-psycopg is not installed'), 8 if $v eq '';
-	skip why("Django $v does not use psycopg 3 (4.2 and later)"), 8
+	skip why('Django: python3-django or python3-psycopg is not installed'), 9 if $v eq '';
+	skip why("Django $v does not use psycopg 3 (4.2 and later)"), 9
 	  unless $v =~ /^(\d+)\.(\d+)/ && ($1 > 4 || ($1 == 4 && $2 >= 2));
 	my $proj = "$dir/django";
 	make_path("$proj/shop/migrations");
@@ -246,7 +247,9 @@ DATABASES = {"default": {
 	write_file("$proj/shop/__init__.py", '');
 	write_file("$proj/shop/migrations/__init__.py", '');
 	write_file("$proj/shop/models.py", $block{'django-model'}{code});
-	my %env = (env => { DJANGO_SETTINGS_MODULE => 'settings', PYTHONPATH => $proj });
+	# As the application's role: it owns the tables and adopts the column
+	my %env = (env => { DJANGO_SETTINGS_MODULE => 'settings', PYTHONPATH => $proj,
+			PGUSER => $app });
 	my ($ok, $out, $err) = run_cmd([ $py, '-m', 'django', 'makemigrations', 'shop' ], %env);
 	ok($ok && -e "$proj/shop/migrations/0001_initial.py", "Django $v: makemigrations wrote 0001_initial")
 	  or diag($out . $err);
@@ -256,10 +259,14 @@ DATABASES = {"default": {
 	is($node->safe_psql('postgres', q{
 			SELECT pg_get_expr(d.adbin, d.adrelid) FROM pg_attrdef d
 			JOIN pg_attribute a ON a.attrelid = d.adrelid AND a.attnum = d.adnum
-			WHERE d.adrelid = 'shop_order'::regclass AND a.attname = 'id'}),
+			WHERE d.adrelid = 'webapp.shop_order'::regclass AND a.attname = 'id'}),
 		'idgen.snowflake_nextval()', 'Django: the key column defaults to snowflake_nextval()');
 	is($node->safe_psql('postgres', q{
-			SELECT count(*) FROM pg_depend WHERE refobjid = 'shop_order'::regclass
+			SELECT c.relowner::regrole || ' ' || r.rolsuper FROM pg_class c
+			JOIN pg_roles r ON r.oid = c.relowner WHERE c.oid = 'webapp.shop_order'::regclass}),
+		'webapp false', 'Django: the migration ran as webapp, the owner, no superuser');
+	is($node->safe_psql('postgres', q{
+			SELECT count(*) FROM pg_depend WHERE refobjid = 'webapp.shop_order'::regclass
 			AND classid = 'pg_class'::regclass
 			AND objid IN (SELECT oid FROM pg_class WHERE relkind = 'S')}),
 		'0', 'Django: no sequence of the table is left');
@@ -267,7 +274,7 @@ DATABASES = {"default": {
 		"import django\ndjango.setup()\n" . $block{django}{code});
 	($ok, $out, $err) = run_cmd([ $py, $script ], %env);
 	ok($ok, 'Django example runs') or diag($err);
-	check_ids('Django', 'shop_order', printed_ids($out), 2);
+	check_ids('Django', 'webapp.shop_order', printed_ids($out), 2);
 }
 
 SKIP:

@@ -1,0 +1,171 @@
+/*
+ * adopt.c
+ *		idgen.adopt_column and its snowflake primitive (issue 30, points 1
+ *		and 2).
+ *
+ * adopt_column runs its work, the PL/pgSQL function idgen.adopt_column_body
+ * (src/idgen.sql), as the table's owner under a security-restricted
+ * operation, the way REFRESH MATERIALIZED VIEW, VACUUM and REINDEX run a
+ * table's code (src/backend/commands/matview.c): a superuser adopting
+ * another role's table never runs that role's CHECK constraints, index
+ * expressions or functions with a superuser's rights.  The caller must have
+ * the privileges of the table's owner (owner, member or superuser).
+ *
+ * adopt_snowflake_advance moves the snowflake generator above an ID for a
+ * table's owner: within idgen.max_lead of the clock (idgen_snowflake_advance
+ * refuses more), and never while snowflake IDs are refused (a restored copy,
+ * a changed layout), so it cannot lift a refusal that only a superuser's
+ * deliberate call may lift.
+ */
+#include "postgres.h"
+
+#include "access/htup_details.h"
+#include "catalog/pg_class.h"
+#include "catalog/pg_type.h"
+#include "fmgr.h"
+#include "miscadmin.h"
+#include "nodes/makefuncs.h"
+#include "nodes/pg_list.h"
+#include "parser/parse_func.h"
+#include "utils/acl.h"
+#include "utils/builtins.h"
+#include "utils/guc.h"
+#include "utils/lsyscache.h"
+#include "utils/syscache.h"
+
+#include "idgen.h"
+#include "snowflake.h"
+
+/*
+ * The owner of table relid; an error unless the current user has its
+ * privileges (is it, a member of it, or a superuser)
+ */
+static Oid
+adopt_check_owner(Oid relid)
+{
+	HeapTuple	tup;
+	Oid			owner;
+	char	   *relname;
+
+	tup = SearchSysCache1(RELOID, ObjectIdGetDatum(relid));
+	if (!HeapTupleIsValid(tup))
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_TABLE),
+				 errmsg("relation with OID %u does not exist", relid)));
+	owner = ((Form_pg_class) GETSTRUCT(tup))->relowner;
+	ReleaseSysCache(tup);
+
+	if (!has_privs_of_role(GetUserId(), owner))
+	{
+		relname = get_rel_name(relid);
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("must be owner of table %s", relname ? relname : "?"),
+				 errhint("Run it as the table's owner, role \"%s\", or as a member of that role.",
+						 GetUserNameFromId(owner, false))));
+	}
+	return owner;
+}
+
+PG_FUNCTION_INFO_V1(adopt_column);
+
+/*
+ * SQL: idgen.adopt_column(tbl, col, generator): checks the caller, then runs
+ * idgen.adopt_column_body(tbl, col, generator) as the table's owner
+ */
+Datum
+adopt_column(PG_FUNCTION_ARGS)
+{
+	Oid			relid;
+	Oid			owner;
+	Oid			body;
+	Oid			argtypes[3] = {REGCLASSOID, NAMEOID, TEXTOID};
+	Oid			save_userid;
+	int			save_sec_context;
+	int			save_nestlevel;
+	FmgrInfo	flinfo;
+	LOCAL_FCINFO(fcinfo_body, 3);
+
+	if (PG_ARGISNULL(0) || PG_ARGISNULL(1) || PG_ARGISNULL(2))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("table, column and generator of adopt_column cannot be null")));
+	relid = PG_GETARG_OID(0);
+	owner = adopt_check_owner(relid);
+
+	body = LookupFuncName(list_make2(makeString("idgen"),
+									 makeString("adopt_column_body")),
+						  3, argtypes, false);
+	fmgr_info(body, &flinfo);
+	InitFunctionCallInfoData(*fcinfo_body, &flinfo, 3, InvalidOid, NULL, NULL);
+	fcinfo_body->args[0].value = PG_GETARG_DATUM(0);
+	fcinfo_body->args[0].isnull = false;
+	fcinfo_body->args[1].value = PG_GETARG_DATUM(1);
+	fcinfo_body->args[1].isnull = false;
+	fcinfo_body->args[2].value = PG_GETARG_DATUM(2);
+	fcinfo_body->args[2].isnull = false;
+
+	/*
+	 * As the table's owner, under a security-restricted operation, with GUC
+	 * changes local to it (matview.c).  An error restores the user and the
+	 * GUCs through (sub)transaction abort.
+	 */
+	GetUserIdAndSecContext(&save_userid, &save_sec_context);
+	SetUserIdAndSecContext(owner,
+						   save_sec_context | SECURITY_RESTRICTED_OPERATION);
+	save_nestlevel = NewGUCNestLevel();
+
+	(void) FunctionCallInvoke(fcinfo_body);
+
+	AtEOXact_GUC(false, save_nestlevel);
+	SetUserIdAndSecContext(save_userid, save_sec_context);
+
+	PG_RETURN_VOID();
+}
+
+PG_FUNCTION_INFO_V1(adopt_snowflake_advance);
+
+/*
+ * SQL: idgen.adopt_snowflake_advance(tbl, min_id): the owner of tbl makes
+ * every later snowflake ID of this server larger than min_id, if that is
+ * within idgen.max_lead of the clock and snowflake IDs are not refused
+ */
+Datum
+adopt_snowflake_advance(PG_FUNCTION_ARGS)
+{
+	Oid			relid = PG_GETARG_OID(0);
+	int64		min_id = PG_GETARG_INT64(1);
+	uint32		why;
+
+	idgen_require_loaded();
+	(void) adopt_check_owner(relid);
+	if (min_id < 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("cannot advance the snowflake generator past ID " INT64_FORMAT, min_id),
+				 errdetail("Every snowflake ID is above it already."),
+				 errhint("Pass the largest ID of the table's column.")));
+
+	/*
+	 * The refusal of a restored copy or a changed layout is set by the
+	 * postmaster at start and lifted only by a superuser's deliberate call:
+	 * never here (idgen_snowflake_advance would lift a restore's).  The
+	 * message is the refusal's own.
+	 */
+	why = idgen_snowflake_blocked_why();
+	if (why & IDGEN_BLOCK_RESTORED)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("snowflake IDs are refused because this server was started from a backup or after archive recovery"),
+				 errdetail("A column's largest value does not show what the original server issued, so adopting a column never lifts the refusal."),
+				 errhint("Have a superuser lift the refusal first, as the error of SELECT idgen.snowflake_nextval() says, then call adopt_column again.")));
+	if (why != 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("snowflake IDs are refused because idgen.layout or idgen.node_id changed"),
+				 errdetail("Adopting a column never accepts the change."),
+				 errhint("Have a superuser deal with the refusal first, as the error of SELECT idgen.snowflake_nextval() says, then call adopt_column again.")));
+
+	idgen_snowflake_advance(min_id);
+	PG_RETURN_VOID();
+}
