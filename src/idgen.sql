@@ -826,15 +826,23 @@ REVOKE ALL ON FUNCTION idgen.segment_allocate(text, bigint, bigint) FROM PUBLIC;
 -- BEGIN advance
 
 -- A superuser makes every later snowflake and gene ID of this server larger
--- than min_id, durably (state file and reservation row); it also lifts the
+-- than min_id, durably (state file and reservation row).  It never lifts the
 -- refusal of a server started from a backup or after archive recovery with
--- a fixed node id (docs/durability.md, "Restored copies").
+-- a fixed node id (docs/durability.md, "Restored copies"): only
+-- snowflake_resume, whose caller vouches for the original's last ID, does.
 CREATE FUNCTION idgen.snowflake_advance(min_id bigint) RETURNS void
     AS 'MODULE_PATHNAME', 'snowflake_advance'
     LANGUAGE C VOLATILE STRICT;
 COMMENT ON FUNCTION idgen.snowflake_advance(bigint) IS
     'Make every later snowflake and gene ID of this server larger than min_id (superuser only)';
 REVOKE ALL ON FUNCTION idgen.snowflake_advance(bigint) FROM PUBLIC;
+
+CREATE FUNCTION idgen.snowflake_resume(last_id_of_original bigint) RETURNS boolean
+    AS 'MODULE_PATHNAME', 'snowflake_resume'
+    LANGUAGE C VOLATILE STRICT;
+COMMENT ON FUNCTION idgen.snowflake_resume(bigint) IS
+    'Lift the refusal of a restored copy: the caller vouches that last_id_of_original is at or above every snowflake ID the original server issued; every later ID is larger (superuser only); false if nothing was refused';
+REVOKE ALL ON FUNCTION idgen.snowflake_resume(bigint) FROM PUBLIC;
 
 -- END advance
 
@@ -945,8 +953,8 @@ BEGIN
     -- The generator above the maximum, before anything is altered
     IF tag IS NULL THEN
         -- Nothing to do when the generator has issued IDs of a later tick
-        -- already (snowflake_advance would also lift the refusal of a server
-        -- started from a backup, which one column's maximum does not justify)
+        -- already (snowflake_advance never lifts the refusal of a server
+        -- started from a backup: one column's maximum does not justify it)
         BEGIN
             IF old_max IS NOT NULL
                AND idgen.id_timestamp(old_max) < (SELECT s.last_tick FROM idgen.snowflake_status() s) THEN
@@ -955,7 +963,7 @@ BEGIN
         EXCEPTION WHEN numeric_value_out_of_range THEN
             NULL;   -- not an ID of this layout: snowflake_advance says why
         END;
-        IF old_max IS NOT NULL THEN
+        IF old_max > 0 THEN     -- every ID is above a maximum below 1
             BEGIN
                 PERFORM idgen.snowflake_advance(old_max);
             EXCEPTION WHEN invalid_parameter_value THEN
