@@ -136,6 +136,10 @@
  *					under LW_SHARED while the allocator writes them, never
  *					sees half of one on a platform without 8-byte stores.
  *	slot.waits		pg_atomic; any caller.
+ *	The shared hash "idgen segment marks" of IdgenSegmentMark, same key:
+ *	the last max_id each tag's allocator committed since the server
+ *	started; entries are never removed.  Inserted and raised by the
+ *	database's allocator under LW_EXCLUSIVE, read by it under LW_SHARED.
  *	cv				broadcast when a slot changes state, gets a segment or is
  *					removed.
  *
