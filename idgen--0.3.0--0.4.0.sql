@@ -758,3 +758,29 @@ COMMENT ON FUNCTION idgen.id_make(timestamptz, bigint, bigint, text, jsonb) IS
     'ID of that time, node and sequence under a named layout, its constant fields (method, type, version) taken from extra as id_decode returns it';
 
 -- END bad input
+
+-- BEGIN layout end
+
+-- snowflake_status() gains column layout_end: when the server's layout runs
+-- out (the idgen worker warns daily before, idgen.layout_end_warning).  A
+-- function's result columns cannot change in place.
+DROP FUNCTION idgen.snowflake_status();
+CREATE FUNCTION idgen.snowflake_status(
+    OUT node_id int,
+    OUT layout text,
+    OUT last_tick timestamptz,
+    OUT lead_ms float8,
+    OUT reserved_until timestamptz,
+    OUT issued bigint,
+    OUT clock_back_events bigint,
+    OUT clock_waits bigint,
+    OUT reservation_waits bigint,
+    OUT worker_running boolean,
+    OUT durable_until timestamptz,
+    OUT layout_end timestamptz)
+    AS 'MODULE_PATHNAME', 'snowflake_status'
+    LANGUAGE C VOLATILE PARALLEL SAFE;
+COMMENT ON FUNCTION idgen.snowflake_status() IS
+    'State of this server''s snowflake generator: node, layout, last tick, lead, reservation, counters, when the layout runs out';
+
+-- END layout end

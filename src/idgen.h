@@ -187,6 +187,7 @@
 extern int	idgen_node_id;			/* -1 when unset, IDGEN_NODE_AUTO or _CITUS */
 extern char *idgen_layout_spec;
 extern int	idgen_max_lead_ms;
+extern int	idgen_layout_end_warning_s;
 extern int	idgen_clock_wait_ms;
 extern int	idgen_worker_wait_ms;
 extern int	idgen_segment_max_workers;

@@ -50,11 +50,12 @@ CREATE FUNCTION idgen.snowflake_status(
     OUT clock_waits bigint,
     OUT reservation_waits bigint,
     OUT worker_running boolean,
-    OUT durable_until timestamptz)
+    OUT durable_until timestamptz,
+    OUT layout_end timestamptz)
     AS 'MODULE_PATHNAME', 'snowflake_status'
     LANGUAGE C VOLATILE PARALLEL SAFE;
 COMMENT ON FUNCTION idgen.snowflake_status() IS
-    'State of this server''s snowflake generator: node, layout, last tick, lead, reservation, counters';
+    'State of this server''s snowflake generator: node, layout, last tick, lead, reservation, counters, when the layout runs out';
 
 -- After a change of idgen.layout or idgen.node_id that could make new IDs
 -- smaller than issued ones, snowflake IDs are refused until a superuser

@@ -106,6 +106,8 @@ typedef struct IdgenSegmentMark
 	IdgenSegmentKey key;		/* hash key; set on insert */
 	int64		max_id;			/* last ID allocated; its database's
 								 * allocator, under the LWLock */
+	TimestampTz warned_at;		/* last warning that max_id is near the
+								 * largest bigint, 0 if none; the same */
 } IdgenSegmentMark;
 
 /* Segment state shared by all processes */

@@ -187,16 +187,36 @@ mark_set(const char *tag, int64 max_id)
 	IdgenSegmentKey key;
 	IdgenSegmentMark *m;
 	bool		found;
+	bool		near_top = false;
+	TimestampTz now = GetCurrentTimestamp();
 
 	idgen_segment_key(&key, tag);
 	LWLockAcquire(idgen_segment->lock, LW_EXCLUSIVE);
 	m = hash_search(idgen_segment_marks, &key, HASH_ENTER_NULL, &found);
 	if (m != NULL)
 	{
+		if (!found)
+			m->warned_at = 0;
 		if (!found || m->max_id < max_id)
 			m->max_id = max_id;
+		/* Within 1% of the largest bigint: warn, once a day */
+		if (max_id > PG_INT64_MAX - PG_INT64_MAX / 100 &&
+			(m->warned_at == 0 ||
+			 TimestampDifferenceExceeds(m->warned_at, now, 86400 * 1000)))
+		{
+			m->warned_at = now;
+			near_top = true;
+		}
 	}
 	LWLockRelease(idgen_segment->lock);
+	if (near_top)
+		ereport(WARNING,
+				(errcode(ERRCODE_WARNING),
+				 errmsg("idgen: segment tag \"%s\" is within 1%% of the largest bigint: max_id is " INT64_FORMAT,
+						tag, max_id),
+				 errdetail(INT64_FORMAT " IDs are left; once max_id reaches 9223372036854775807 the tag is refused (SQLSTATE 2200H).",
+						   PG_INT64_MAX - max_id),
+				 errhint("Move the tag's users to a new tag before then; this warning comes once a day.")));
 	if (m == NULL && !full_logged)
 	{
 		full_logged = true;

@@ -342,6 +342,20 @@ idgen_snowflake_ask_ticks(void)
 	return ask_ticks;
 }
 
+/*
+ * Unix microseconds at which the server's layout runs out: the end of its
+ * last usable tick; no snowflake or gene ID is issued from then on.
+ */
+int64
+idgen_snowflake_layout_end_us(void)
+{
+	int64		tmax,
+				ask_ticks;
+
+	layout_limits(&idgen_layout, &tmax, &ask_ticks);
+	return idgen_tick_start(&idgen_layout, tmax + 1);
+}
+
 /* Tell the worker that a call needs ticks up to tick reserved */
 static void
 want_tick(int64 tick)

@@ -98,6 +98,7 @@ extern int64 idgen_snowflake_lead_ticks(const IdgenLayout *l);
  * the reservation's end asks the worker for more (snowflake.c)
  */
 extern int64 idgen_snowflake_ask_ticks(void);
+extern int64 idgen_snowflake_layout_end_us(void);
 
 /*
  * Sleep for up to want_ms, but not past deadline (monotonic ms); false,

@@ -166,8 +166,8 @@ snowflake_status(PG_FUNCTION_ARGS)
 {
 	const IdgenLayout *l = &idgen_layout;
 	TupleDesc	tupdesc;
-	Datum		values[11];
-	bool		nulls[11] = {0};
+	Datum		values[12];
+	bool		nulls[12] = {0};
 	uint64		state;
 	int64		tick,
 				now_tick,
@@ -218,7 +218,9 @@ snowflake_status(PG_FUNCTION_ARGS)
 		values[10] = TimestampTzGetDatum(file_until_us - UNIX_TO_PG_US);
 	else
 		nulls[10] = true;
-	if (tupdesc->natts != 10 && tupdesc->natts != 11)
+	/* Since 0.4.0: when the layout runs out */
+	values[11] = TimestampTzGetDatum(idgen_snowflake_layout_end_us() - UNIX_TO_PG_US);
+	if (tupdesc->natts < 10 || tupdesc->natts > 12)
 		elog(ERROR, "unexpected result row of %d columns", tupdesc->natts);
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));
 }

@@ -7,7 +7,11 @@
 #    --disable-triggers of an older dump does) never hands out an ID again:
 #    the worker logs a WARNING with the tag, the table's max_id and the one
 #    it remembers, goes on above the remembered one and writes it back.
-# Outcomes only: no ID twice, the log line, the table; never durations.
+#  - a tag allocated within 1% of the largest bigint logs a WARNING;
+#  - a layout that runs out within idgen.layout_end_warning (default one
+#    year) makes the idgen worker log a WARNING naming the end, which
+#    snowflake_status().layout_end shows; the default layout does neither.
+# Outcomes only: no ID twice, the log lines, the table; never durations.
 use strict;
 use warnings;
 use PostgreSQL::Test::Cluster;
@@ -59,5 +63,40 @@ cmp_ok($node->safe_psql('postgres',
 		q{SELECT max_id FROM idgen.segment_alloc WHERE biz_tag = 'orders'}),
 	'>=', max_of(@after), 'and wrote the higher value back');
 
+# --- Warnings before the end ---------------------------------------------
+
+# A tag within 1% of the largest bigint: its allocation warns
+$log_offset = -s $node->logfile;
+$node->safe_psql('postgres', q{SELECT idgen.segment_create('top', 9200000000000000000, 100)});
+draw_tag('top', 1);
+like(slurp_file($node->logfile, $log_offset),
+	qr/WARNING:  idgen: segment tag "top" is within 1% of the largest bigint: max_id is 92000000000000000\d\d/,
+	'a tag within 1% of the largest bigint warns');
+# The default layout runs out decades from now: no warning, its end shown
+unlike(slurp_file($node->logfile), qr/snowflake layout .* (runs|ran) out/,
+	'the default layout does not warn');
+is($node->safe_psql('postgres',
+		q{SELECT layout_end > now() + interval '10 years' FROM idgen.snowflake_status()}),
+	't', 'snowflake_status shows when the default layout runs out');
 $node->stop;
+
+# A layout of 2^25 one-second ticks whose epoch was 200 days ago runs out
+# in about 188 days, within the default idgen.layout_end_warning (1 year)
+my @t = gmtime(time - 200 * 86400);
+my $epoch = sprintf('%04d-%02d-%02d', $t[5] + 1900, $t[4] + 1, $t[3]);
+my $end = idgen_node('end',
+	conf => "idgen.layout = 'ts=25,node=10,seq=12,unit=1s,epoch=$epoch'\n");
+start_node($end);
+$end->safe_psql('postgres', 'CREATE EXTENSION idgen');
+ok(eval {
+		$end->wait_for_log(
+			qr/WARNING:  idgen: snowflake layout "[^"]+" runs out at \d{4}-\d\d-\d\d [^,]+, in 1[89]\d days/);
+		1;
+	}, 'the idgen worker warns that a layout runs out within a year');
+is($end->safe_psql('postgres', qq{
+		SELECT layout_end = ('$epoch'::date::timestamp AT TIME ZONE 'UTC') + interval '33554432 s'
+		FROM idgen.snowflake_status()}),
+	't', 'snowflake_status shows the end: the epoch plus 2^25 ticks');
+$end->stop;
+
 done_testing();
