@@ -19,7 +19,12 @@ use PostgreSQL::Test::Utils;
 use Test::More;
 use IdgenTest;
 
-my $node = idgen_node('guards');
+# Steps that stay at 100 and Leaf's double buffer: after the edit, at most
+# two segments are ready, so the draws below need new allocations
+my $node = idgen_node('guards', conf => qq{
+idgen.segment_step_grow_after = 0
+idgen.segment_chain_max = 1
+});
 start_node($node);
 $node->safe_psql('postgres', 'CREATE EXTENSION idgen');
 
