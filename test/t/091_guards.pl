@@ -6,7 +6,9 @@
 #    runs (DELETE and INSERT with triggers off, as pg_restore -a
 #    --disable-triggers of an older dump does) never hands out an ID again:
 #    the worker logs a WARNING with the tag, the table's max_id and the one
-#    it remembers, goes on above the remembered one and writes it back.
+#    it remembers, goes on above the remembered one and writes it back;
+#    an issuer of a central segment server whose row goes back the same
+#    way draws no ID again and logs it.
 #  - a tag allocated within 1% of the largest bigint logs a WARNING;
 #  - a layout that runs out within idgen.layout_end_warning (default one
 #    year) makes the idgen worker log a WARNING naming the end, which
@@ -67,6 +69,47 @@ like($log,
 cmp_ok($node->safe_psql('postgres',
 		q{SELECT max_id FROM idgen.segment_alloc WHERE biz_tag = 'orders'}),
 	'>=', max_of(@after), 'and wrote the higher value back');
+
+# With a central segment server whose row goes back, an issuer never
+# hands out again what it had from the central server
+my $central = idgen_node('central', node_id => 0);
+start_node($central);
+$central->safe_psql('postgres', q{
+	CREATE EXTENSION idgen;
+	SELECT idgen.segment_create('central', 1, 100);
+	CREATE ROLE issuer LOGIN;
+	GRANT EXECUTE ON FUNCTION idgen.segment_allocate(text, bigint, bigint) TO issuer;
+});
+my $issuer = idgen_node('issuer', node_id => 1, conf => "idgen.segment_server = 'host="
+	  . $central->host . ' port=' . $central->port . " dbname=postgres user=issuer'\n"
+	  . "idgen.segment_step_grow_after = 0\n");
+start_node($issuer);
+$issuer->safe_psql('postgres', 'CREATE EXTENSION idgen');
+my $draw_issuer = sub {
+	return [ map { $_ + 0 } split /\n/, $issuer->safe_psql('postgres',
+		"SELECT idgen.segment_nextval('central') FROM generate_series(1, $_[0])") ];
+};
+my @cids = @{ $draw_issuer->(300) };
+$central->safe_psql('postgres',
+	q{CREATE TABLE old_row AS SELECT * FROM idgen.segment_alloc WHERE biz_tag = 'central'});
+push @cids, @{ $draw_issuer->(1500) };
+$log_offset = -s $issuer->logfile;
+$central->safe_psql('postgres', q{
+	BEGIN;
+	SET LOCAL session_replication_role = replica;
+	DELETE FROM idgen.segment_alloc WHERE biz_tag = 'central';
+	INSERT INTO idgen.segment_alloc SELECT * FROM old_row;
+	COMMIT;
+});
+my @cafter = @{ $draw_issuer->(1500) };
+my %cseen = map { $_ => 1 } @cids;
+is(scalar(grep { $cseen{$_} } @cafter), 0,
+	'an issuer whose central row went back draws no ID again');
+like(slurp_file($issuer->logfile, $log_offset),
+	qr/WARNING:  idgen: segment tag "central" went back: the central segment server says max_id \d+, but this server already allocated up to \d+/,
+	'and logs the disagreement');
+$issuer->stop;
+$central->stop;
 
 # --- Warnings before the end ---------------------------------------------
 
