@@ -759,6 +759,63 @@ COMMENT ON FUNCTION idgen.id_make(timestamptz, bigint, bigint, text, jsonb) IS
 
 -- END bad input
 
+-- BEGIN tag owners
+
+-- Issue 30, point 6: segment tags have owners, as sequences do.  The role
+-- that creates a tag owns it; altering, dropping, exporting it or importing
+-- over it needs that role's privileges (membership that inherits) or a
+-- superuser.  The owner is kept by name, as pg_dump restores ownership, in
+-- a column appended to idgen.segment_alloc; the tags of 0.3.0 are given to
+-- the extension's owner.  The tag functions run as their caller (SECURITY
+-- INVOKER) and write the table as its owner (src/segment_sql.c);
+-- segment_import_leaf and segment_export_leaf move from PL/pgSQL to C for
+-- it, so they still need EXECUTE on themselves only.
+ALTER TABLE idgen.segment_alloc ADD COLUMN owner name NOT NULL DEFAULT CURRENT_USER;
+UPDATE idgen.segment_alloc SET owner = (
+    SELECT r.rolname FROM pg_catalog.pg_extension e
+    JOIN pg_catalog.pg_roles r ON r.oid = e.extowner
+    WHERE e.extname = 'idgen');
+COMMENT ON COLUMN idgen.segment_alloc.owner IS
+    'Role that owns the tag, by name (as pg_dump restores ownership): only it, its members and superusers alter, drop, export or import over the tag';
+
+CREATE OR REPLACE FUNCTION idgen.segment_create(tag text, start bigint DEFAULT 1,
+    step int DEFAULT 1000, description text DEFAULT NULL) RETURNS void
+    AS 'MODULE_PATHNAME', 'segment_create'
+    LANGUAGE C VOLATILE
+    SET search_path = pg_catalog, pg_temp;
+CREATE OR REPLACE FUNCTION idgen.segment_alter(tag text, step int DEFAULT NULL,
+    description text DEFAULT NULL, max_id bigint DEFAULT NULL) RETURNS void
+    AS 'MODULE_PATHNAME', 'segment_alter'
+    LANGUAGE C VOLATILE
+    SET search_path = pg_catalog, pg_temp;
+CREATE OR REPLACE FUNCTION idgen.segment_drop(tag text) RETURNS void
+    AS 'MODULE_PATHNAME', 'segment_drop'
+    LANGUAGE C VOLATILE
+    SET search_path = pg_catalog, pg_temp;
+
+CREATE FUNCTION idgen.segment_set_owner(tag text, new_owner regrole) RETURNS void
+    AS 'MODULE_PATHNAME', 'segment_set_owner'
+    LANGUAGE C VOLATILE
+    SET search_path = pg_catalog, pg_temp;
+COMMENT ON FUNCTION idgen.segment_set_owner(text, regrole) IS
+    'Hand a segment tag to another role: by its owner (who must be a member of the new owner) or a superuser';
+REVOKE ALL ON FUNCTION idgen.segment_set_owner(text, regrole) FROM PUBLIC;
+
+CREATE OR REPLACE FUNCTION idgen.segment_import_leaf(biz_tag text, max_id bigint,
+    step int, description text DEFAULT NULL) RETURNS void
+    AS 'MODULE_PATHNAME', 'segment_import_leaf'
+    LANGUAGE C VOLATILE
+    SET search_path = pg_catalog, pg_temp;
+
+CREATE OR REPLACE FUNCTION idgen.segment_export_leaf(tag text, drop_tag boolean DEFAULT true,
+    OUT biz_tag text, OUT max_id bigint, OUT step int, OUT description text,
+    OUT update_time timestamptz)
+    AS 'MODULE_PATHNAME', 'segment_export_leaf'
+    LANGUAGE C VOLATILE
+    SET search_path = pg_catalog, pg_temp;
+
+-- END tag owners
+
 -- BEGIN layout end
 
 -- snowflake_status() gains column layout_end: when the server's layout runs

@@ -265,10 +265,13 @@ CREATE TABLE idgen.segment_alloc (
     max_id bigint NOT NULL,
     step int NOT NULL CHECK (step > 0),
     description text,
-    update_time timestamptz NOT NULL DEFAULT now()
+    update_time timestamptz NOT NULL DEFAULT now(),
+    owner name NOT NULL DEFAULT CURRENT_USER
 );
 COMMENT ON TABLE idgen.segment_alloc IS
     'Segment tags (Leaf): IDs up to max_id have been allocated; step is the smallest step';
+COMMENT ON COLUMN idgen.segment_alloc.owner IS
+    'Role that owns the tag, by name (as pg_dump restores ownership): only it, its members and superusers alter, drop, export or import over the tag';
 REVOKE ALL ON TABLE idgen.segment_alloc FROM PUBLIC;
 SELECT pg_catalog.pg_extension_config_dump('idgen.segment_alloc', '');
 
@@ -282,7 +285,6 @@ CREATE FUNCTION idgen.segment_create(tag text, start bigint DEFAULT 1,
     step int DEFAULT 1000, description text DEFAULT NULL) RETURNS void
     AS 'MODULE_PATHNAME', 'segment_create'
     LANGUAGE C VOLATILE
-    SECURITY DEFINER
     SET search_path = pg_catalog, pg_temp;
 COMMENT ON FUNCTION idgen.segment_create(text, bigint, int, text) IS
     'Create a segment tag whose first ID is start';
@@ -291,7 +293,6 @@ CREATE FUNCTION idgen.segment_alter(tag text, step int DEFAULT NULL,
     description text DEFAULT NULL, max_id bigint DEFAULT NULL) RETURNS void
     AS 'MODULE_PATHNAME', 'segment_alter'
     LANGUAGE C VOLATILE
-    SECURITY DEFINER
     SET search_path = pg_catalog, pg_temp;
 COMMENT ON FUNCTION idgen.segment_alter(text, int, text, bigint) IS
     'Change the step or description of a segment tag, or move its max_id forward';
@@ -299,17 +300,28 @@ COMMENT ON FUNCTION idgen.segment_alter(text, int, text, bigint) IS
 CREATE FUNCTION idgen.segment_drop(tag text) RETURNS void
     AS 'MODULE_PATHNAME', 'segment_drop'
     LANGUAGE C VOLATILE
-    SECURITY DEFINER
     SET search_path = pg_catalog, pg_temp;
 COMMENT ON FUNCTION idgen.segment_drop(text) IS
     'Drop a segment tag';
 
--- Tag administration needs only EXECUTE: the functions run as the
--- extension's owner, with a pinned search_path, and never move max_id
--- backwards.  A role needs no privilege on idgen.segment_alloc.
+-- Tag administration needs only EXECUTE: the functions check the caller
+-- (SECURITY INVOKER), then write the table as its owner, with a pinned
+-- search_path, and never move max_id backwards.  A role needs no privilege
+-- on idgen.segment_alloc.  A tag is owned by the role that created it;
+-- altering, dropping and handing it on need that role's privileges
+-- (membership that inherits) or a superuser, as for a sequence.
 REVOKE ALL ON FUNCTION idgen.segment_create(text, bigint, int, text) FROM PUBLIC;
 REVOKE ALL ON FUNCTION idgen.segment_alter(text, int, text, bigint) FROM PUBLIC;
 REVOKE ALL ON FUNCTION idgen.segment_drop(text) FROM PUBLIC;
+
+CREATE FUNCTION idgen.segment_set_owner(tag text, new_owner regrole) RETURNS void
+    AS 'MODULE_PATHNAME', 'segment_set_owner'
+    LANGUAGE C VOLATILE
+    SET search_path = pg_catalog, pg_temp;
+COMMENT ON FUNCTION idgen.segment_set_owner(text, regrole) IS
+    'Hand a segment tag to another role: by its owner (who must be a member of the new owner) or a superuser';
+REVOKE ALL ON FUNCTION idgen.segment_set_owner(text, regrole) FROM PUBLIC;
+
 
 CREATE FUNCTION idgen.segment_status_fn(
     OUT biz_tag text,
@@ -472,55 +484,15 @@ COMMENT ON FUNCTION idgen.segment_currval(text) IS
 -- Moving a tag between Leaf's leaf_alloc and idgen.segment_alloc (issue 14,
 -- point 3).  Leaf's max_id is the next unused ID (its segments are
 -- [max_id - step, max_id)); idgen's is the last allocated one.  Like
--- segment_create, these run as the extension's owner with a pinned
--- search_path, need only EXECUTE, and go through segment_create, segment_alter
--- and segment_drop, so the segment_alloc_guard trigger and the tombstones in
--- idgen.segment_dropped apply: an import never goes below a dropped tag.
+-- segment_create, these need only EXECUTE, run as their caller, check the
+-- tag's owner and write the table as its owner (src/segment_sql.c), so the
+-- segment_alloc_guard trigger and the tombstones in idgen.segment_dropped
+-- apply: an import never goes below a dropped tag.
 CREATE FUNCTION idgen.segment_import_leaf(biz_tag text, max_id bigint,
     step int, description text DEFAULT NULL) RETURNS void
-    LANGUAGE plpgsql
-    SECURITY DEFINER
-    SET search_path = pg_catalog, pg_temp
-AS $$
-DECLARE
-    cur bigint;
-BEGIN
-    IF segment_import_leaf.biz_tag IS NULL OR segment_import_leaf.max_id IS NULL
-       OR segment_import_leaf.step IS NULL THEN
-        RAISE EXCEPTION 'biz_tag, max_id and step of a Leaf row cannot be null'
-            USING ERRCODE = 'null_value_not_allowed';
-    END IF;
-    IF segment_import_leaf.max_id < 1 THEN
-        RAISE EXCEPTION 'Leaf max_id % of segment tag "%" is out of range',
-                segment_import_leaf.max_id, segment_import_leaf.biz_tag
-            USING ERRCODE = 'invalid_parameter_value',
-                  DETAIL = 'Leaf''s max_id is the next ID it would hand out, at least 1.';
-    END IF;
-    SELECT a.max_id INTO cur
-    FROM idgen.segment_alloc a WHERE a.biz_tag = segment_import_leaf.biz_tag
-    FOR UPDATE;
-    IF NOT FOUND THEN
-        -- Leaf hands out max_id next: that is the tag's start
-        PERFORM idgen.segment_create(segment_import_leaf.biz_tag,
-                                     segment_import_leaf.max_id,
-                                     segment_import_leaf.step,
-                                     segment_import_leaf.description);
-        RETURN;
-    END IF;
-    IF segment_import_leaf.max_id - 1 < cur THEN
-        RAISE EXCEPTION 'cannot import Leaf max_id % of segment tag "%"',
-                segment_import_leaf.max_id, segment_import_leaf.biz_tag
-            USING ERRCODE = 'invalid_parameter_value',
-                  DETAIL = format('idgen has allocated IDs up to %s for the tag, so Leaf''s next ID must be %s or more.', cur, cur::numeric + 1),
-                  HINT = 'Import the tag''s current leaf_alloc row.';
-    END IF;
-    PERFORM idgen.segment_alter(segment_import_leaf.biz_tag,
-                                segment_import_leaf.step,
-                                segment_import_leaf.description,
-                                CASE WHEN segment_import_leaf.max_id - 1 > cur
-                                     THEN segment_import_leaf.max_id - 1 END);
-END
-$$;
+    AS 'MODULE_PATHNAME', 'segment_import_leaf'
+    LANGUAGE C VOLATILE
+    SET search_path = pg_catalog, pg_temp;
 COMMENT ON FUNCTION idgen.segment_import_leaf(text, bigint, int, text) IS
     'Create a segment tag from a row of Leaf''s leaf_alloc (max_id = next unused ID), or move an existing tag forward to it';
 REVOKE ALL ON FUNCTION idgen.segment_import_leaf(text, bigint, int, text) FROM PUBLIC;
@@ -528,49 +500,9 @@ REVOKE ALL ON FUNCTION idgen.segment_import_leaf(text, bigint, int, text) FROM P
 CREATE FUNCTION idgen.segment_export_leaf(tag text, drop_tag boolean DEFAULT true,
     OUT biz_tag text, OUT max_id bigint, OUT step int, OUT description text,
     OUT update_time timestamptz)
-    LANGUAGE plpgsql
-    SECURITY DEFINER
-    SET search_path = pg_catalog, pg_temp
-AS $$
-DECLARE
-    r record;
-BEGIN
-    IF tag IS NULL OR drop_tag IS NULL THEN
-        RAISE EXCEPTION 'segment tag and drop_tag cannot be null'
-            USING ERRCODE = 'null_value_not_allowed';
-    END IF;
-    IF octet_length(tag) > 128 THEN
-        RAISE EXCEPTION 'segment tag is too long'
-            USING ERRCODE = 'name_too_long',
-                  DETAIL = format('A segment tag has at most 128 bytes; this one has %s.', octet_length(tag));
-    END IF;
-    IF tag = '' THEN
-        RAISE EXCEPTION 'segment tag cannot be empty'
-            USING ERRCODE = 'invalid_parameter_value';
-    END IF;
-    SELECT a.biz_tag, a.max_id, a.step, a.description INTO r
-    FROM idgen.segment_alloc a WHERE a.biz_tag = tag FOR UPDATE;
-    IF NOT FOUND THEN
-        RAISE EXCEPTION 'segment tag "%" does not exist', tag
-            USING ERRCODE = 'undefined_object';
-    END IF;
-    IF r.max_id = 9223372036854775807 THEN
-        RAISE EXCEPTION 'cannot export segment tag "%" to Leaf', tag
-            USING ERRCODE = 'numeric_value_out_of_range',
-                  DETAIL = 'Every bigint of the tag has been allocated; Leaf''s next ID would not fit a bigint.';
-    END IF;
-    -- Dropping forgets the tag's buffered IDs and keeps its tombstone, so
-    -- idgen hands out no more of it and never re-creates it below max_id
-    IF drop_tag THEN
-        PERFORM idgen.segment_drop(tag);
-    END IF;
-    biz_tag := r.biz_tag;
-    max_id := r.max_id + 1;
-    step := r.step;
-    description := r.description;
-    update_time := now();
-END
-$$;
+    AS 'MODULE_PATHNAME', 'segment_export_leaf'
+    LANGUAGE C VOLATILE
+    SET search_path = pg_catalog, pg_temp;
 COMMENT ON FUNCTION idgen.segment_export_leaf(text, boolean) IS
     'A segment tag as a row of Leaf''s leaf_alloc (max_id = next unused ID); drops the tag unless drop_tag is false';
 REVOKE ALL ON FUNCTION idgen.segment_export_leaf(text, boolean) FROM PUBLIC;

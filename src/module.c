@@ -166,6 +166,9 @@ database_to_free(Node *stmt)
  * starts a new one.  Once a database is dropped, its kept tags go
  * (segment_keep.c).
  *
+ * DROP ROLE, REASSIGN OWNED, DROP OWNED and a role's rename keep the
+ * owners of this database's segment tags defined (segment_sql.c).
+ *
  * DISCARD ALL and DISCARD SEQUENCES, once they succeeded, also forget this
  * session's snowflake_currval and segment_currval (currval.c), as they do
  * a sequence's currval.
@@ -177,9 +180,11 @@ idgen_process_utility(PlannedStmt *pstmt, const char *queryString,
 					  DestReceiver *dest, QueryCompletion *qc)
 {
 	Oid			freed = database_to_free(pstmt->utilityStmt);
+	List	   *dropped_roles;
 
 	if (OidIsValid(freed))
 		idgen_worker_stop_database(freed);
+	dropped_roles = idgen_segment_owner_utility(pstmt->utilityStmt, true, NIL);
 	if (prev_process_utility_hook)
 		prev_process_utility_hook(pstmt, queryString, readOnlyTree, context,
 								  params, queryEnv, dest, qc);
@@ -188,6 +193,7 @@ idgen_process_utility(PlannedStmt *pstmt, const char *queryString,
 								params, queryEnv, dest, qc);
 	if (OidIsValid(freed) && IsA(pstmt->utilityStmt, DropdbStmt))
 		idgen_segment_keep_forget(freed);
+	idgen_segment_owner_utility(pstmt->utilityStmt, false, dropped_roles);
 	if (IsA(pstmt->utilityStmt, DiscardStmt))
 	{
 		DiscardMode target = ((DiscardStmt *) pstmt->utilityStmt)->target;

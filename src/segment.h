@@ -165,6 +165,14 @@ extern void idgen_segment_forget_all(void);
 /* The "does not exist" error of a tag (segment.c) */
 pg_noreturn extern void idgen_segment_unknown_tag_error(const char *tag);
 
+/*
+ * Role commands and the owners of this database's tags: DROP ROLE refused
+ * for an owner, REASSIGN OWNED, DROP OWNED and a role's rename followed
+ * (segment_sql.c).  Called before the statement (returns what the call
+ * after it needs) and after it, with what the first call returned.
+ */
+extern List *idgen_segment_owner_utility(Node *stmt, bool before, List *dropped);
+
 /* Next ID of the tag of len bytes at p: idgen.segment_nextval (segment.c) */
 extern int64 idgen_segment_next(const char *p, int len);
 

@@ -5,10 +5,17 @@
  *		segment_status view's segment_status_fn, and the administration of
  *		tags, segment_create, segment_alter and segment_drop.
  *
- * The administration functions write idgen.segment_alloc through SPI.  They are SECURITY DEFINER
- * with a pinned search_path, so a tag administrator needs only EXECUTE on
- * them (revoked from PUBLIC by the install script) and no privilege on the
- * table.  max_id never moves backwards through them; the table's trigger
+ * The administration functions write idgen.segment_alloc through SPI.  They
+ * run as their caller (SECURITY INVOKER, with a pinned search_path), check
+ * the caller against the tag's owner, then switch to the table's owner for
+ * the SPI calls, as a security-restricted operation, so a tag administrator
+ * needs only EXECUTE on them (revoked from PUBLIC by the install script) and
+ * no privilege on the table.  A tag is owned by the role that created it
+ * (column owner, a role name, as pg_dump restores ownership): altering,
+ * dropping, exporting, importing over and handing on a tag need the
+ * privileges of its owner (has_privs_of_role) or a superuser, as for a
+ * sequence; a tag whose owner role does not exist is a superuser's only.
+ * max_id never moves backwards through them; the table's trigger
  * idgen.segment_alloc_guard enforces the same for every writer and keeps
  * the max_id of dropped tags, so a tag created again starts above it.
  * Dropping a tag, or moving its max_id forward, removes the tag's slot from
@@ -23,14 +30,20 @@
  */
 #include "postgres.h"
 
+#include "access/htup_details.h"
+#include "access/xact.h"
+#include "catalog/pg_class.h"
 #include "catalog/pg_type.h"
 #include "commands/dbcommands.h"
 #include "executor/spi.h"
 #include "fmgr.h"
 #include "funcapi.h"
 #include "miscadmin.h"
+#include "utils/acl.h"
 #include "utils/builtins.h"
 #include "utils/hsearch.h"
+#include "utils/lsyscache.h"
+#include "utils/syscache.h"
 #include "utils/tuplestore.h"
 
 #include "currval.h"
@@ -78,6 +91,135 @@ check_tag_admin(const char *what)
 }
 
 /*
+ * Run the SPI calls that follow as the owner of idgen.segment_alloc (the
+ * extension's owner), in a security-restricted operation, as PostgreSQL's
+ * maintenance commands switch to a table's owner.  An error restores the
+ * caller's identity with the (sub)transaction's abort.
+ */
+typedef struct TableOwnerSwitch
+{
+	Oid			save_userid;
+	int			save_sec_context;
+} TableOwnerSwitch;
+
+static void
+become_table_owner(TableOwnerSwitch *sw)
+{
+	Oid			relid = idgen_table_relid("segment_alloc");
+	Oid			owner;
+	HeapTuple	tup;
+
+	if (!OidIsValid(relid))
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("table idgen.segment_alloc does not exist"),
+				 errhint("Create extension idgen in this database.")));
+	tup = SearchSysCache1(RELOID, ObjectIdGetDatum(relid));
+	if (!HeapTupleIsValid(tup))
+		elog(ERROR, "cache lookup failed for relation %u", relid);
+	owner = ((Form_pg_class) GETSTRUCT(tup))->relowner;
+	ReleaseSysCache(tup);
+	GetUserIdAndSecContext(&sw->save_userid, &sw->save_sec_context);
+	SetUserIdAndSecContext(owner, sw->save_sec_context |
+						   SECURITY_LOCAL_USERID_CHANGE |
+						   SECURITY_RESTRICTED_OPERATION);
+}
+
+static void
+become_caller(TableOwnerSwitch *sw)
+{
+	SetUserIdAndSecContext(sw->save_userid, sw->save_sec_context);
+}
+
+/*
+ * Whether idgen.segment_alloc has its owner column: not before ALTER
+ * EXTENSION idgen UPDATE from 0.3.0, whose functions are SECURITY DEFINER
+ * and know no owners
+ */
+static bool
+has_owner_column(void)
+{
+	Oid			relid = idgen_table_relid("segment_alloc");
+
+	return OidIsValid(relid) && get_attnum(relid, "owner") != InvalidAttrNumber;
+}
+
+/*
+ * Error unless role caller may administer tag, whose owner is the role
+ * named owner: a superuser, or a role with the owner's privileges
+ * (has_privs_of_role, membership that inherits), as for a sequence
+ */
+static void
+check_tag_owner(Oid caller, const char *tag, const char *owner)
+{
+	Oid			owner_id = get_role_oid(owner, true);
+
+	if (superuser_arg(caller))
+		return;
+	if (OidIsValid(owner_id) && has_privs_of_role(caller, owner_id))
+		return;
+	if (OidIsValid(owner_id))
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("must be owner of segment tag \"%s\"", tag),
+				 errdetail("Segment tag \"%s\" is owned by role \"%s\".", tag, owner),
+				 errhint("Ask a superuser to grant you role \"%s\", or role \"%s\" to hand the tag to you with idgen.segment_set_owner().",
+						 owner, owner)));
+	ereport(ERROR,
+			(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+			 errmsg("must be owner of segment tag \"%s\"", tag),
+			 errdetail("Segment tag \"%s\" is owned by role \"%s\", which does not exist.", tag, owner),
+			 errhint("A superuser can hand the tag to an existing role with idgen.segment_set_owner().")));
+}
+
+/*
+ * Inside SPI, as the table's owner: lock the row of tag and check that
+ * caller may administer it.  False when the tag does not exist; otherwise
+ * *max_id, and the step and description where asked for, are set.
+ */
+static bool
+lock_owned_tag(Oid caller, const char *tag,
+			   int64 *max_id, int32 *step, Datum *description, bool *desc_null)
+{
+	Oid			types[1] = {TEXTOID};
+	Datum		args[1] = {CStringGetTextDatum(tag)};
+	int			ret;
+	bool		isnull;
+	char	   *owner;
+
+	ret = SPI_execute_with_args(has_owner_column() ?
+								"SELECT max_id, step, description, owner::pg_catalog.text "
+								"FROM idgen.segment_alloc "
+								"WHERE biz_tag = $1 FOR UPDATE" :
+								"SELECT max_id, step, description, NULL::pg_catalog.text "
+								"FROM idgen.segment_alloc "
+								"WHERE biz_tag = $1 FOR UPDATE",
+								1, types, args, NULL, false, 1);
+	if (ret != SPI_OK_SELECT)
+		elog(ERROR, "could not read idgen.segment_alloc: %s",
+			 SPI_result_code_string(ret));
+	if (SPI_processed == 0)
+		return false;
+	owner = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 4);
+	if (owner != NULL)
+		check_tag_owner(caller, tag, owner);
+	*max_id = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0],
+										  SPI_tuptable->tupdesc, 1, &isnull));
+	if (step)
+		*step = DatumGetInt32(SPI_getbinval(SPI_tuptable->vals[0],
+											SPI_tuptable->tupdesc, 2, &isnull));
+	if (description)
+	{
+		Datum		d = SPI_getbinval(SPI_tuptable->vals[0],
+									  SPI_tuptable->tupdesc, 3, desc_null);
+
+		*description = *desc_null ? (Datum) 0 :
+			SPI_datumTransfer(d, false, -1);
+	}
+	return true;
+}
+
+/*
  * A tag kept when extension idgen was dropped (segment_keep.c) is created
  * again only above its floor in idgen.segment_floor; inside SPI.  The hint
  * is read by idgen.adopt_column, which creates the tag there.
@@ -107,6 +249,119 @@ check_kept_floor(const char *tag, int64 start)
 						 floor + 1)));
 }
 
+/*
+ * Inside SPI, as the table's owner: insert tag, whose first ID is start,
+ * owned by role owner_name (NULL before the owner column exists); error if
+ * it exists.  The caller forgets the tag's slot afterwards.
+ */
+static void
+create_tag_spi(const char *tag, int64 start, int32 step, Datum description,
+			   bool desc_null, const char *owner_name)
+{
+	Oid			types[5] = {TEXTOID, INT8OID, INT4OID, TEXTOID, NAMEOID};
+	Datum		args[5];
+	char		nulls[5] = {' ', ' ', ' ', ' ', ' '};
+	int			ret;
+
+	/* Leaf's max_id is the last ID given out: start - 1 */
+	args[0] = CStringGetTextDatum(tag);
+	args[1] = Int64GetDatum(start - 1);
+	args[2] = Int32GetDatum(step);
+	args[3] = desc_null ? (Datum) 0 : description;
+	if (desc_null)
+		nulls[3] = 'n';
+	check_kept_floor(tag, start);
+	if (owner_name != NULL)
+	{
+		args[4] = DirectFunctionCall1(namein, CStringGetDatum(owner_name));
+		ret = SPI_execute_with_args("INSERT INTO idgen.segment_alloc "
+									"(biz_tag, max_id, step, description, update_time, owner) "
+									"VALUES ($1, $2, $3, $4, pg_catalog.now(), $5) "
+									"ON CONFLICT (biz_tag) DO NOTHING",
+									5, types, args, nulls, false, 0);
+	}
+	else
+		ret = SPI_execute_with_args("INSERT INTO idgen.segment_alloc "
+									"(biz_tag, max_id, step, description, update_time) "
+									"VALUES ($1, $2, $3, $4, pg_catalog.now()) "
+									"ON CONFLICT (biz_tag) DO NOTHING",
+									4, types, args, nulls, false, 0);
+	if (ret != SPI_OK_INSERT)
+		elog(ERROR, "could not insert into idgen.segment_alloc: %s",
+			 SPI_result_code_string(ret));
+	if (SPI_processed == 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_DUPLICATE_OBJECT),
+				 errmsg("segment tag \"%s\" already exists", tag),
+				 errhint("Use idgen.segment_alter() to change it.")));
+}
+
+/*
+ * Inside SPI, as the table's owner, the tag's row locked by lock_owned_tag:
+ * set what is not null.  True when max_id moved forward, so the caller
+ * must forget the tag's buffered IDs.
+ */
+static bool
+alter_tag_spi(const char *tag, int64 cur_max, bool step_null, int32 step,
+			  bool desc_null, Datum description, bool max_null, int64 max_id)
+{
+	Oid			types[4] = {TEXTOID, INT4OID, TEXTOID, INT8OID};
+	Datum		args[4];
+	char		nulls[4] = {' ', 'n', 'n', 'n'};
+	int			ret;
+
+	if (!max_null && max_id < cur_max)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("cannot move max_id of segment tag \"%s\" backwards", tag),
+				 errdetail("max_id is " INT64_FORMAT "; the new value " INT64_FORMAT " is smaller.",
+						   cur_max, max_id),
+				 errhint("IDs up to max_id may have been handed out already; only a larger max_id keeps new IDs unique.")));
+	args[0] = CStringGetTextDatum(tag);
+	args[1] = Int32GetDatum(step);
+	args[2] = description;
+	args[3] = Int64GetDatum(max_id);
+	if (!step_null)
+		nulls[1] = ' ';
+	if (!desc_null)
+		nulls[2] = ' ';
+	if (!max_null)
+		nulls[3] = ' ';
+	ret = SPI_execute_with_args("UPDATE idgen.segment_alloc SET "
+								"step = coalesce($2, step), "
+								"description = coalesce($3, description), "
+								"max_id = coalesce($4, max_id), "
+								"update_time = pg_catalog.now() "
+								"WHERE biz_tag = $1",
+								4, types, args, nulls, false, 0);
+	if (ret != SPI_OK_UPDATE || SPI_processed != 1)
+		elog(ERROR, "could not update idgen.segment_alloc: %s",
+			 SPI_result_code_string(ret));
+	return !max_null && max_id > cur_max;
+}
+
+/* Inside SPI, as the table's owner, the tag's row locked: delete it */
+static void
+drop_tag_spi(const char *tag)
+{
+	Oid			types[1] = {TEXTOID};
+	Datum		args[1] = {CStringGetTextDatum(tag)};
+	int			ret;
+
+	ret = SPI_execute_with_args("DELETE FROM idgen.segment_alloc WHERE biz_tag = $1",
+								1, types, args, NULL, false, 0);
+	if (ret != SPI_OK_DELETE || SPI_processed != 1)
+		elog(ERROR, "could not delete from idgen.segment_alloc: %s",
+			 SPI_result_code_string(ret));
+}
+
+/* The name of the calling role, the owner of a tag it creates */
+static const char *
+caller_owner_name(void)
+{
+	return has_owner_column() ? GetUserNameFromId(GetUserId(), false) : NULL;
+}
+
 PG_FUNCTION_INFO_V1(segment_create);
 
 /* SQL: idgen.segment_create(tag, start, step, description) */
@@ -116,11 +371,8 @@ segment_create(PG_FUNCTION_ARGS)
 	char	   *tag;
 	int64		start;
 	int32		step;
-	Oid			types[4] = {TEXTOID, INT8OID, INT4OID, TEXTOID};
-	Datum		args[4];
-	char		nulls[4] = {' ', ' ', ' ', ' '};
-	int			ret;
-	uint64		created;
+	const char *owner;
+	TableOwnerSwitch sw;
 
 	idgen_segment_check_usable();
 	check_tag_admin("create");
@@ -137,36 +389,14 @@ segment_create(PG_FUNCTION_ARGS)
 				 errmsg("segment start must be at least 1"),
 				 errdetail("The start given was " INT64_FORMAT ".", start)));
 	check_step(step);
+	owner = caller_owner_name();
 
-	/* Leaf's max_id is the last ID given out: start - 1 */
-	args[0] = CStringGetTextDatum(tag);
-	args[1] = Int64GetDatum(start - 1);
-	args[2] = Int32GetDatum(step);
-	if (PG_ARGISNULL(3))
-	{
-		args[3] = (Datum) 0;
-		nulls[3] = 'n';
-	}
-	else
-		args[3] = PG_GETARG_DATUM(3);
-
+	become_table_owner(&sw);
 	SPI_connect();
-	check_kept_floor(tag, start);
-	ret = SPI_execute_with_args("INSERT INTO idgen.segment_alloc "
-								"(biz_tag, max_id, step, description, update_time) "
-								"VALUES ($1, $2, $3, $4, pg_catalog.now()) "
-								"ON CONFLICT (biz_tag) DO NOTHING",
-								4, types, args, nulls, false, 0);
-	if (ret != SPI_OK_INSERT)
-		elog(ERROR, "could not insert into idgen.segment_alloc: %s",
-			 SPI_result_code_string(ret));
-	created = SPI_processed;
+	create_tag_spi(tag, start, step, PG_ARGISNULL(3) ? (Datum) 0 : PG_GETARG_DATUM(3),
+				   PG_ARGISNULL(3), owner);
 	SPI_finish();
-	if (created == 0)
-		ereport(ERROR,
-				(errcode(ERRCODE_DUPLICATE_OBJECT),
-				 errmsg("segment tag \"%s\" already exists", tag),
-				 errhint("Use idgen.segment_alter() to change it.")));
+	become_caller(&sw);
 
 	/* A slot left by calls before the tag existed must not linger */
 	idgen_segment_forget(tag, 0);
@@ -180,59 +410,29 @@ Datum
 segment_alter(PG_FUNCTION_ARGS)
 {
 	char	   *tag;
-	Oid			types[4] = {TEXTOID, INT4OID, TEXTOID, INT8OID};
-	Datum		args[4];
-	char		nulls[4] = {' ', 'n', 'n', 'n'};
-	int			ret;
-	bool		isnull;
 	int64		cur_max;
+	bool		forward;
+	TableOwnerSwitch sw;
 
 	idgen_segment_check_usable();
 	check_tag_admin("alter");
 	tag = tag_arg(fcinfo);
-	args[0] = CStringGetTextDatum(tag);
-	for (int i = 1; i < 4; i++)
-	{
-		args[i] = PG_ARGISNULL(i) ? (Datum) 0 : PG_GETARG_DATUM(i);
-		if (!PG_ARGISNULL(i))
-			nulls[i] = ' ';
-	}
 	if (!PG_ARGISNULL(1))
 		check_step(PG_GETARG_INT32(1));
 
+	become_table_owner(&sw);
 	SPI_connect();
-	ret = SPI_execute_with_args("SELECT max_id FROM idgen.segment_alloc "
-								"WHERE biz_tag = $1 FOR UPDATE",
-								1, types, args, NULL, false, 1);
-	if (ret != SPI_OK_SELECT)
-		elog(ERROR, "could not read idgen.segment_alloc: %s",
-			 SPI_result_code_string(ret));
-	if (SPI_processed == 0)
+	if (!lock_owned_tag(sw.save_userid, tag, &cur_max, NULL, NULL, NULL))
 		idgen_segment_unknown_tag_error(tag);
-	cur_max = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0],
-										  SPI_tuptable->tupdesc, 1, &isnull));
-	if (!PG_ARGISNULL(3) && PG_GETARG_INT64(3) < cur_max)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("cannot move max_id of segment tag \"%s\" backwards", tag),
-				 errdetail("max_id is " INT64_FORMAT "; the new value " INT64_FORMAT " is smaller.",
-						   cur_max, PG_GETARG_INT64(3)),
-				 errhint("IDs up to max_id may have been handed out already; only a larger max_id keeps new IDs unique.")));
-
-	ret = SPI_execute_with_args("UPDATE idgen.segment_alloc SET "
-								"step = coalesce($2, step), "
-								"description = coalesce($3, description), "
-								"max_id = coalesce($4, max_id), "
-								"update_time = pg_catalog.now() "
-								"WHERE biz_tag = $1",
-								4, types, args, nulls, false, 0);
-	if (ret != SPI_OK_UPDATE || SPI_processed != 1)
-		elog(ERROR, "could not update idgen.segment_alloc: %s",
-			 SPI_result_code_string(ret));
+	forward = alter_tag_spi(tag, cur_max,
+							PG_ARGISNULL(1), PG_ARGISNULL(1) ? 0 : PG_GETARG_INT32(1),
+							PG_ARGISNULL(2), PG_ARGISNULL(2) ? (Datum) 0 : PG_GETARG_DATUM(2),
+							PG_ARGISNULL(3), PG_ARGISNULL(3) ? 0 : PG_GETARG_INT64(3));
 	SPI_finish();
+	become_caller(&sw);
 
 	/* Buffered IDs lie below the new max_id: drop them */
-	if (!PG_ARGISNULL(3) && PG_GETARG_INT64(3) > cur_max)
+	if (forward)
 		idgen_segment_forget(tag, 0);
 	PG_RETURN_VOID();
 }
@@ -244,29 +444,219 @@ Datum
 segment_drop(PG_FUNCTION_ARGS)
 {
 	char	   *tag;
-	Oid			types[1] = {TEXTOID};
-	Datum		args[1];
-	int			ret;
-	uint64		deleted;
+	int64		cur_max;
+	TableOwnerSwitch sw;
 
 	idgen_segment_check_usable();
 	check_tag_admin("drop");
 	tag = tag_arg(fcinfo);
-	args[0] = CStringGetTextDatum(tag);
 
+	become_table_owner(&sw);
 	SPI_connect();
-	ret = SPI_execute_with_args("DELETE FROM idgen.segment_alloc WHERE biz_tag = $1",
-								1, types, args, NULL, false, 0);
-	if (ret != SPI_OK_DELETE)
-		elog(ERROR, "could not delete from idgen.segment_alloc: %s",
-			 SPI_result_code_string(ret));
-	deleted = SPI_processed;
-	SPI_finish();
-	if (deleted == 0)
+	if (!lock_owned_tag(sw.save_userid, tag, &cur_max, NULL, NULL, NULL))
 		idgen_segment_unknown_tag_error(tag);
+	drop_tag_spi(tag);
+	SPI_finish();
+	become_caller(&sw);
 
 	idgen_segment_forget(tag, 0);
 	PG_RETURN_VOID();
+}
+
+PG_FUNCTION_INFO_V1(segment_set_owner);
+
+/*
+ * SQL: idgen.segment_set_owner(tag, new_owner regrole): as ALTER SEQUENCE
+ * ... OWNER TO, by the tag's owner (who must also be a member of the new
+ * owner) or a superuser
+ */
+Datum
+segment_set_owner(PG_FUNCTION_ARGS)
+{
+	char	   *tag;
+	Oid			new_owner;
+	Oid			types[2] = {TEXTOID, NAMEOID};
+	Datum		args[2];
+	int			ret;
+	int64		cur_max;
+	TableOwnerSwitch sw;
+
+	check_tag_admin("alter");
+	tag = tag_arg(fcinfo);
+	if (PG_ARGISNULL(1))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("new owner of a segment tag cannot be null")));
+	new_owner = PG_GETARG_OID(1);
+	if (!has_owner_column())
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("segment tags have no owners before idgen 0.4.0"),
+				 errhint("Run ALTER EXTENSION idgen UPDATE.")));
+	if (!superuser() && !is_member_of_role(GetUserId(), new_owner))
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("must be member of role \"%s\" to hand segment tag \"%s\" to it",
+						GetUserNameFromId(new_owner, false), tag),
+				 errhint("Ask a superuser, or a member of role \"%s\", to hand the tag over.",
+						 GetUserNameFromId(new_owner, false))));
+	args[0] = CStringGetTextDatum(tag);
+	args[1] = DirectFunctionCall1(namein,
+								  CStringGetDatum(GetUserNameFromId(new_owner, false)));
+
+	become_table_owner(&sw);
+	SPI_connect();
+	if (!lock_owned_tag(sw.save_userid, tag, &cur_max, NULL, NULL, NULL))
+		idgen_segment_unknown_tag_error(tag);
+	ret = SPI_execute_with_args("UPDATE idgen.segment_alloc SET owner = $2 "
+								"WHERE biz_tag = $1",
+								2, types, args, NULL, false, 0);
+	if (ret != SPI_OK_UPDATE || SPI_processed != 1)
+		elog(ERROR, "could not update idgen.segment_alloc: %s",
+			 SPI_result_code_string(ret));
+	SPI_finish();
+	become_caller(&sw);
+	PG_RETURN_VOID();
+}
+
+/*
+ * Moving a tag between Leaf's leaf_alloc and idgen.segment_alloc (issue 14,
+ * point 3).  Leaf's max_id is the next unused ID (its segments are
+ * [max_id - step, max_id)); idgen's is the last allocated one.  They need
+ * only EXECUTE on themselves, run as their caller, check the tag's owner
+ * like segment_alter, and write as the table's owner, so the
+ * segment_alloc_guard trigger and the tombstones in idgen.segment_dropped
+ * apply: an import never goes below a dropped tag.
+ */
+PG_FUNCTION_INFO_V1(segment_import_leaf);
+
+/* SQL: idgen.segment_import_leaf(biz_tag, max_id, step, description) */
+Datum
+segment_import_leaf(PG_FUNCTION_ARGS)
+{
+	char	   *tag;
+	int64		leaf_max;
+	int32		step;
+	int64		cur_max;
+	bool		forget;
+	const char *owner;
+	TableOwnerSwitch sw;
+
+	if (PG_ARGISNULL(0) || PG_ARGISNULL(1) || PG_ARGISNULL(2))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("biz_tag, max_id and step of a Leaf row cannot be null")));
+	tag = text_to_cstring(PG_GETARG_TEXT_PP(0));
+	leaf_max = PG_GETARG_INT64(1);
+	step = PG_GETARG_INT32(2);
+	if (leaf_max < 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("Leaf max_id " INT64_FORMAT " of segment tag \"%s\" is out of range",
+						leaf_max, tag),
+				 errdetail("Leaf's max_id is the next ID it would hand out, at least 1.")));
+	idgen_segment_check_tag_length(tag, strlen(tag));
+	idgen_segment_check_usable();
+	check_step(step);
+	owner = caller_owner_name();
+
+	become_table_owner(&sw);
+	SPI_connect();
+	if (!lock_owned_tag(sw.save_userid, tag, &cur_max, NULL, NULL, NULL))
+	{
+		/* Leaf hands out max_id next: that is the tag's start */
+		check_tag_admin("create");
+		create_tag_spi(tag, leaf_max, step,
+					   PG_ARGISNULL(3) ? (Datum) 0 : PG_GETARG_DATUM(3),
+					   PG_ARGISNULL(3), owner);
+		forget = true;
+	}
+	else
+	{
+		check_tag_admin("alter");
+		if (leaf_max - 1 < cur_max)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("cannot import Leaf max_id " INT64_FORMAT " of segment tag \"%s\"",
+							leaf_max, tag),
+					 errdetail("idgen has allocated IDs up to " INT64_FORMAT " for the tag, so Leaf's next ID must be " UINT64_FORMAT " or more.",
+							   cur_max, (uint64) cur_max + 1),
+					 errhint("Import the tag's current leaf_alloc row.")));
+		forget = alter_tag_spi(tag, cur_max, false, step,
+							   PG_ARGISNULL(3), PG_ARGISNULL(3) ? (Datum) 0 : PG_GETARG_DATUM(3),
+							   leaf_max - 1 == cur_max, leaf_max - 1);
+	}
+	SPI_finish();
+	become_caller(&sw);
+	if (forget)
+		idgen_segment_forget(tag, 0);
+	PG_RETURN_VOID();
+}
+
+PG_FUNCTION_INFO_V1(segment_export_leaf);
+
+/*
+ * SQL: idgen.segment_export_leaf(tag, drop_tag): the tag as a row of Leaf's
+ * leaf_alloc.  Dropping forgets the tag's buffered IDs and keeps its
+ * tombstone, so idgen hands out no more of it and never re-creates it below
+ * max_id.
+ */
+Datum
+segment_export_leaf(PG_FUNCTION_ARGS)
+{
+	char	   *tag;
+	bool		drop_tag;
+	int64		max_id;
+	int32		step;
+	Datum		description;
+	bool		desc_null;
+	TupleDesc	tupdesc;
+	Datum		values[5];
+	bool		nulls[5] = {false, false, false, false, false};
+	TableOwnerSwitch sw;
+
+	if (PG_ARGISNULL(0) || PG_ARGISNULL(1))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("segment tag and drop_tag cannot be null")));
+	tag = text_to_cstring(PG_GETARG_TEXT_PP(0));
+	drop_tag = PG_GETARG_BOOL(1);
+	idgen_segment_check_tag_length(tag, strlen(tag));
+	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
+		elog(ERROR, "return type must be a row type");
+	if (drop_tag)
+	{
+		idgen_segment_check_usable();
+		check_tag_admin("drop");
+	}
+
+	become_table_owner(&sw);
+	SPI_connect();
+	if (!lock_owned_tag(sw.save_userid, tag, &max_id, &step, &description,
+						&desc_null))
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_OBJECT),
+				 errmsg("segment tag \"%s\" does not exist", tag)));
+	if (max_id == PG_INT64_MAX)
+		ereport(ERROR,
+				(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
+				 errmsg("cannot export segment tag \"%s\" to Leaf", tag),
+				 errdetail("Every bigint of the tag has been allocated; Leaf's next ID would not fit a bigint.")));
+	if (drop_tag)
+		drop_tag_spi(tag);
+	SPI_finish();
+	become_caller(&sw);
+	if (drop_tag)
+		idgen_segment_forget(tag, 0);
+
+	values[0] = CStringGetTextDatum(tag);
+	values[1] = Int64GetDatum(max_id + 1);
+	values[2] = Int32GetDatum(step);
+	values[3] = description;
+	nulls[3] = desc_null;
+	values[4] = TimestampTzGetDatum(GetCurrentTransactionStartTimestamp());
+	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(BlessTupleDesc(tupdesc),
+													  values, nulls)));
 }
 
 StaticAssertDecl(IDGEN_CURRVAL_TAG_MAX == IDGEN_SEGMENT_TAG_MAX,
@@ -398,4 +788,141 @@ segment_status_fn(PG_FUNCTION_ARGS)
 	}
 	LWLockRelease(idgen_segment->lock);
 	return (Datum) 0;
+}
+
+/*
+ * Role commands and the tags of this database (ProcessUtility hook,
+ * module.c), so that no tag is left owned by a role that is gone, as
+ * PostgreSQL's shared dependencies do for a sequence: before DROP ROLE,
+ * refuse to drop a role that owns tags here; after REASSIGN OWNED, hand
+ * the tags on; after DROP OWNED, drop the tags (their max_id kept in
+ * idgen.segment_dropped, as segment_drop does); after ALTER ROLE ...
+ * RENAME TO, follow the new name.  Only this database's tags are seen, and
+ * only where idgen is preloaded; a tag whose owner is gone is a
+ * superuser's only (check_tag_owner).
+ */
+static void
+owner_sql(const char *sql, const char *arg1, const char *arg2, bool forget)
+{
+	Oid			types[2] = {NAMEOID, NAMEOID};
+	Datum		args[2];
+	int			ret;
+	TableOwnerSwitch sw;
+
+	args[0] = DirectFunctionCall1(namein, CStringGetDatum(arg1));
+	args[1] = arg2 ? DirectFunctionCall1(namein, CStringGetDatum(arg2)) : (Datum) 0;
+	become_table_owner(&sw);
+	SPI_connect();
+	ret = SPI_execute_with_args(sql, arg2 ? 2 : 1, types, args, NULL, false, 0);
+	if (ret < 0)
+		elog(ERROR, "could not change the owners of segment tags: %s",
+			 SPI_result_code_string(ret));
+	for (uint64 i = 0; forget && i < SPI_processed; i++)
+		idgen_segment_forget(SPI_getvalue(SPI_tuptable->vals[i],
+										  SPI_tuptable->tupdesc, 1), 0);
+	SPI_finish();
+	become_caller(&sw);
+}
+
+List *
+idgen_segment_owner_utility(Node *stmt, bool before, List *dropped)
+{
+	ListCell   *lc;
+
+	if (!(IsA(stmt, DropRoleStmt) || IsA(stmt, ReassignOwnedStmt) ||
+		  IsA(stmt, DropOwnedStmt) ||
+		  (IsA(stmt, RenameStmt) &&
+		   ((RenameStmt *) stmt)->renameType == OBJECT_ROLE)))
+		return NIL;
+	if (!IsTransactionState() || !has_owner_column())
+		return NIL;
+
+	/*
+	 * These statements run with the session's search_path, and the SQL
+	 * below as the table's owner: every operator and function in it is
+	 * schema-qualified.
+	 */
+	if (before && IsA(stmt, DropRoleStmt))
+	{
+		/* The roles that exist: those DROP ROLE will drop, if it may */
+		List	   *existing = NIL;
+
+		foreach(lc, ((DropRoleStmt *) stmt)->roles)
+		{
+			RoleSpec   *r = lfirst(lc);
+
+			if (r->roletype == ROLESPEC_CSTRING &&
+				OidIsValid(get_role_oid(r->rolename, true)))
+				existing = lappend(existing, pstrdup(r->rolename));
+		}
+		return existing;
+	}
+	if (!before && IsA(stmt, DropRoleStmt))
+	{
+		/*
+		 * After PostgreSQL's own checks (privileges, its dependencies), so
+		 * that only a role that may drop the roles learns of their tags;
+		 * the error rolls the drop back
+		 */
+		foreach(lc, dropped)
+		{
+			char	   *rolename = lfirst(lc);
+			Oid			types[1] = {NAMEOID};
+			Datum		args[1];
+			bool		isnull;
+			int64		n;
+			char	   *first;
+			TableOwnerSwitch sw;
+
+			args[0] = DirectFunctionCall1(namein, CStringGetDatum(rolename));
+			become_table_owner(&sw);
+			SPI_connect();
+			if (SPI_execute_with_args("SELECT pg_catalog.count(*), pg_catalog.min(biz_tag) "
+									  "FROM idgen.segment_alloc "
+									  "WHERE owner OPERATOR(pg_catalog.=) $1",
+									  1, types, args, NULL, true, 1) != SPI_OK_SELECT)
+				elog(ERROR, "could not read idgen.segment_alloc");
+			n = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0],
+											SPI_tuptable->tupdesc, 1, &isnull));
+			first = n > 0 ? SPI_getvalue(SPI_tuptable->vals[0],
+										 SPI_tuptable->tupdesc, 2) : NULL;
+			if (first)
+				first = MemoryContextStrdup(TopTransactionContext, first);
+			SPI_finish();
+			become_caller(&sw);
+			if (n > 0)
+				ereport(ERROR,
+						(errcode(ERRCODE_DEPENDENT_OBJECTS_STILL_EXIST),
+						 errmsg("role \"%s\" cannot be dropped because some objects depend on it",
+								rolename),
+						 n == 1 ?
+						 errdetail("Role \"%s\" owns segment tag \"%s\" in database \"%s\".",
+								   rolename, first, get_database_name(MyDatabaseId)) :
+						 errdetail("Role \"%s\" owns " INT64_FORMAT " segment tags in database \"%s\", \"%s\" among them.",
+								   rolename, n, get_database_name(MyDatabaseId), first),
+						 errhint("Hand them to another role with REASSIGN OWNED BY %s TO <role>, or drop them with DROP OWNED BY %s, in this database.",
+								 quote_identifier(rolename), quote_identifier(rolename))));
+		}
+	}
+	else if (!before && IsA(stmt, ReassignOwnedStmt))
+	{
+		ReassignOwnedStmt *ro = (ReassignOwnedStmt *) stmt;
+		char	   *newrole = get_rolespec_name(ro->newrole);
+
+		foreach(lc, ro->roles)
+			owner_sql("UPDATE idgen.segment_alloc SET owner = $2 WHERE owner OPERATOR(pg_catalog.=) $1",
+					  get_rolespec_name(lfirst(lc)), newrole, false);
+	}
+	else if (!before && IsA(stmt, DropOwnedStmt))
+	{
+		foreach(lc, ((DropOwnedStmt *) stmt)->roles)
+			owner_sql("DELETE FROM idgen.segment_alloc WHERE owner OPERATOR(pg_catalog.=) $1 RETURNING biz_tag",
+					  get_rolespec_name(lfirst(lc)), NULL, true);
+	}
+	else if (!before && IsA(stmt, RenameStmt) &&
+			 ((RenameStmt *) stmt)->renameType == OBJECT_ROLE)
+		owner_sql("UPDATE idgen.segment_alloc SET owner = $2 WHERE owner OPERATOR(pg_catalog.=) $1",
+				  ((RenameStmt *) stmt)->subname, ((RenameStmt *) stmt)->newname,
+				  false);
+	return NIL;
 }

@@ -33,7 +33,7 @@ pkgs=(postgresql-$PG_MAJOR postgresql-server-dev-$PG_MAJOR make gcc libipc-run-p
 # written (the next run tries again), and test/run.sh counts the package,
 # and every skip that names it, as a failure.
 optional=(postgresql-$PG_MAJOR-partman postgresql-$PG_MAJOR-pglogical
-	python3-psycopg python3-sqlalchemy python3-django libpostgresql-jdbc-java
+	python3-psycopg python3-psycopg2 python3-sqlalchemy python3-django libpostgresql-jdbc-java
 	libhibernate3-java libjavassist-java nodejs node-pg)
 
 # Neighbouring tools, tested on one version only (IDGEN_NEIGHBOURS_MAJOR,
@@ -70,6 +70,37 @@ write_record() {
 	done >"$record.new" && mv "$record.new" "$record"
 }
 
+# The JavaScript ORMs of docs/clients.md (t/097) come from npm, on the
+# neighbours' version only: test/npm/package.json names their versions; npm
+# installs them into a cache outside the checkout, again whenever that
+# package.json changes.  npm is Debian's package where no npm is on PATH
+# (a Node.js from elsewhere brings its own).  A failure is loud, and leaves
+# no package.json in the cache, so the next run tries again.
+npm_cache=${IDGEN_NPM_CACHE:-/var/cache/idgen-npm}
+npm_packages() {
+	[ "$(id -u)" -eq 0 ] && [ $build_only = 0 ] && [ "$PG_MAJOR" = "$IDGEN_NEIGHBOURS_MAJOR" ] || return 0
+	local want
+	want="$(dirname "$0")/npm/package.json"
+	cmp -s "$want" "$npm_cache/package.json" && return 0
+	if ! command -v npm >/dev/null; then
+		echo "setup: installing npm"
+		apt-get install -y -qq npm >/dev/null ||
+			{ apt-get update -qq && apt-get install -y -qq npm >/dev/null; } ||
+			{ echo "setup: FAILED to install npm: the npm ORM tests of t/097 skip" >&2; return 0; }
+	fi
+	echo "setup: installing the npm packages of $want into $npm_cache"
+	mkdir -p "$npm_cache"
+	rm -f "$npm_cache/package.json"
+	cp "$want" "$npm_cache/package.json.new"
+	mv "$npm_cache/package.json.new" "$npm_cache/package.json"
+	if ! (cd "$npm_cache" && npm install --no-audit --no-fund --ignore-scripts --omit=dev >/dev/null); then
+		rm -f "$npm_cache/package.json"
+		echo "setup: FAILED to install the npm packages: the npm ORM tests of t/097 skip;" \
+			"the next run tries again" >&2
+	fi
+	return 0
+}
+
 missing=()
 for p in "${pkgs[@]}"; do
 	installed "$p" || missing+=("$p")
@@ -87,6 +118,7 @@ if [ $want_optional = 0 ] && [ $build_only = 0 ]; then
 fi
 if [ ${#missing[@]} -eq 0 ] && [ $want_optional = 0 ]; then
 	write_record
+	npm_packages
 	exit 0
 fi
 
@@ -134,3 +166,4 @@ if [ $want_optional = 1 ]; then
 	[ ${#optional_failed[@]} -eq 0 ] && echo "${optional[*]}" >"$stamp"
 fi
 write_record
+npm_packages

@@ -22,6 +22,20 @@
 #    draw in turn; each reads its own IDs.  Then 4 new clients, each in an
 #    open transaction on one of those connections, read 55000 from both.
 #
+#  - What survives a transaction under those settings (issue 29, point 6;
+#    each sentence of docs/many-servers.md, "Behind a connection pooler"),
+#    on a second pgbouncer database "single" with one server connection, so
+#    a client's transactions run on the same one (its pid is asserted):
+#    a plain SET is gone in the next transaction; SET LOCAL and
+#    set_config(..., true) last to the end of their transaction;
+#    ALTER DATABASE/ROLE ... SET reach a server connection opened after
+#    them (not one already open, until pgbouncer's RECONNECT) and then stay
+#    through DISCARD ALL; currval is forgotten by the client's own next
+#    transaction; so are a session advisory lock and LISTEN; TimeZone, a
+#    parameter pgbouncer tracks, is set again for its client.  And on the first database, as another application:
+#    its SET, prepared statement and temporary table are gone in its next
+#    transaction (the reset applies to every client of that pgbouncer).
+#
 # Skipped where Debian's package pgbouncer is not installed (test/setup.sh
 # installs it).
 use strict;
@@ -88,6 +102,7 @@ open $fh, '>', "$dir/pgbouncer.ini" or die "could not write pgbouncer.ini: $!";
 print $fh <<"EOC";
 [databases]
 postgres = host=$host port=$node_port dbname=postgres
+single = host=$host port=$node_port dbname=postgres pool_size=1
 
 [pgbouncer]
 listen_addr =
@@ -95,6 +110,7 @@ listen_port = $port
 unix_socket_dir = $dir
 auth_type = trust
 auth_file = $dir/userlist.txt
+admin_users = $user
 pool_mode = transaction
 default_pool_size = $pool
 min_pool_size = 0
@@ -311,6 +327,128 @@ close_client($_) for map { client_sql($_, 'COMMIT;'); $_ } @$held;
 # Then 4 more new clients, on the connections where those drew
 $held = new_clients_see_nothing('4 more new clients', ', not the IDs drawn there last');
 close_client($_) for map { client_sql($_, 'COMMIT;'); $_ } @$held;
+
+# What survives a transaction (docs/many-servers.md, "Behind a connection
+# pooler").  A script run by one psql through pgbouncer, statement by
+# statement: (stdout lines, stderr with SQLSTATEs)
+sub pooled_script
+{
+	my ($db, $sql, @opt) = @_;
+	my ($out, $err) = ('', '');
+	IPC::Run::run(
+		[
+			'psql', '-XAtq', '-v', 'VERBOSITY=verbose', '-h', $dir, '-p', $port,
+			'-U', $user, '-d', $db, @opt, '-f', '-'
+		],
+		'<', \$sql, '>', \$out, '2>', \$err);
+	return ([ split /\n/, $out ], $err);
+}
+my $wait = q{SELECT pg_backend_pid() || ' ' || current_setting('idgen.segment_wait_timeout');};
+my $default_wait = $node->safe_psql('postgres', 'SHOW idgen.segment_wait_timeout');
+
+# A plain SET lasts until its transaction ends, on the same connection
+# too: sent on its own it is gone by the next statement
+my ($out, $err) = pooled_script('single', qq{
+BEGIN;
+SET idgen.segment_wait_timeout = '7s';
+$wait
+COMMIT;
+$wait
+SET idgen.segment_wait_timeout = '7s';
+$wait
+});
+my ($pid) = split / /, ($out->[0] // '');
+is(join(',', @$out), "$pid 7s,$pid $default_wait,$pid $default_wait",
+	'plain SET: gone in the next transaction, on the same server connection')
+  or diag($err);
+
+# SET LOCAL and set_config(..., true) last their transaction
+($out, $err) = pooled_script('single', qq{
+BEGIN;
+SET LOCAL idgen.segment_wait_timeout = '7s';
+$wait
+SELECT 1 FROM set_config('idgen.segment_wait_timeout', '6s', true);
+$wait
+COMMIT;
+$wait
+});
+is(join(',', @$out), "$pid 7s,1,$pid 6s,$pid $default_wait",
+	'SET LOCAL and set_config(..., true) last to the end of their transaction')
+  or diag($err);
+
+# currval: the client's own next transaction, same connection, has none
+($out, $err) = pooled_script('single', q{
+SELECT pg_backend_pid() || ' ' || (idgen.snowflake_nextval() = idgen.snowflake_currval());
+SELECT pg_backend_pid() || ' ' || currval_state('snowflake');
+});
+is(join(',', @$out), "$pid true,$pid $not_defined_snow",
+	'currval is forgotten by the same client\'s next transaction on the same connection')
+  or diag($err);
+
+# An advisory lock and LISTEN are gone in the next transaction
+($out, $err) = pooled_script('single', q{
+SELECT pg_backend_pid() || ' ' || pg_advisory_lock(4242)::text;
+LISTEN idgen_pooled;
+SELECT pg_backend_pid() || ' ' || count(*) FROM pg_locks WHERE locktype = 'advisory' AND objid = 4242;
+SELECT pg_backend_pid() || ' ' || count(*) FROM pg_listening_channels();
+});
+is(join(',', @$out), "$pid ,$pid 0,$pid 0",
+	'a session advisory lock and LISTEN are gone in the next transaction, same connection')
+  or diag($err);
+
+# TimeZone is tracked by pgbouncer and set again for its client
+($out, $err) = pooled_script('single', q{
+SET TimeZone = 'Asia/Tokyo';
+SELECT pg_backend_pid() || ' ' || current_setting('TimeZone');
+});
+is(join(',', @$out), "$pid Asia/Tokyo",
+	'TimeZone, which pgbouncer tracks, is set again in the next transaction') or diag($err);
+
+# ALTER DATABASE/ROLE ... SET: not on the connection already open, on one
+# opened after it (pgbouncer's RECONNECT), and then through DISCARD ALL
+for my $alter ([ 'DATABASE postgres', '8s' ], [ "ROLE \"$user\"", '9s' ])
+{
+	my ($what, $value) = @$alter;
+	$node->safe_psql('postgres', "ALTER $what SET idgen.segment_wait_timeout = '$value'");
+	($out, $err) = pooled_script('single', $wait);
+	is(join(',', @$out), "$pid " . ($what =~ /^ROLE/ ? '8s' : $default_wait),
+		"ALTER $what SET: the server connection already open keeps its value") or diag($err);
+	($out, $err) = pooled_script('pgbouncer', 'RECONNECT single;');
+	is($err, '', 'pgbouncer: RECONNECT single');
+	($out, $err) = pooled_script('single', "$wait\n$wait\nDISCARD ALL;\n$wait");
+	my ($new_pid) = split / /, ($out->[0] // '');
+	isnt($new_pid, $pid, 'pgbouncer opened a new server connection');
+	is(join(',', @$out), join(',', ("$new_pid $value") x 3),
+		"ALTER $what SET: a new server connection has $value, in every transaction, after DISCARD ALL too")
+	  or diag($err);
+	$pid = $new_pid;
+}
+$node->safe_psql('postgres', "ALTER ROLE \"$user\" RESET idgen.segment_wait_timeout");
+$node->safe_psql('postgres', 'ALTER DATABASE postgres RESET idgen.segment_wait_timeout');
+
+# Every client of that pgbouncer loses its session state: another
+# application, on the first pgbouncer database
+($out, $err) = pooled_script('postgres', q{
+BEGIN;
+SET work_mem = '77MB';
+PREPARE other_app_q AS SELECT 42;
+CREATE TEMP TABLE other_app_t AS SELECT 1 AS x;
+SHOW work_mem;
+EXECUTE other_app_q;
+SELECT count(*) FROM other_app_t;
+COMMIT;
+SHOW work_mem;
+EXECUTE other_app_q;
+SELECT count(*) FROM other_app_t;
+}, '-v', 'ON_ERROR_STOP=0');
+my $default_mem = $node->safe_psql('postgres', 'SHOW work_mem');
+is(join(',', @$out), "77MB,42,1,$default_mem",
+	"another application's SET is gone in its next transaction")
+  or diag($err);
+like($err, qr/26000: prepared statement "other_app_q" does not exist/,
+	'and its prepared statement');
+like($err, qr/42P01: relation "other_app_t" does not exist/,
+	'and its temporary table');
 
 $bouncer->kill_kill;
 $bouncer->finish;

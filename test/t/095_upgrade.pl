@@ -59,10 +59,15 @@ is($node->safe_psql('postgres', q{
 	  AND pronamespace = 'idgen'::regnamespace}),
 	'2', 'the new functions are there');
 is($node->safe_psql('postgres', q{
-	SELECT bool_and(prosecdef) FROM pg_proc WHERE proname IN
+	SELECT bool_or(prosecdef) FROM pg_proc WHERE proname IN
 	  ('segment_create', 'segment_alter', 'segment_drop')
 	  AND pronamespace = 'idgen'::regnamespace}),
-	't', 'the tag functions are SECURITY DEFINER');
+	'f', 'the tag functions run as their caller since 0.4.0 (they check the tag\'s owner)');
+is($node->safe_psql('postgres', q{
+	SELECT a.owner = r.rolname FROM idgen.segment_alloc a, pg_extension e
+	  JOIN pg_roles r ON r.oid = e.extowner
+	WHERE a.biz_tag = 'order' AND e.extname = 'idgen'}),
+	't', 'a tag of before 0.4.0 is owned by the extension\'s owner');
 is($node->safe_psql('postgres', q{
 	SELECT 'idgen.snowflake_reservation'::regclass = ANY (extconfig)
 	FROM pg_extension WHERE extname = 'idgen'}),
@@ -181,6 +186,33 @@ for my $db ('postgres', 'fresh')
 		'0', "DROP EXTENSION ($db) leaves no schema, table, function, type or trigger behind");
 }
 
+# README, Uninstalling: without CASCADE, DROP EXTENSION names what uses
+# idgen; with it, every column default, view, index, CHECK constraint and
+# generated column that calls an idgen function goes, and the rows stay
+$node->safe_psql('postgres', 'CREATE DATABASE uninstall');
+$node->safe_psql('uninstall', q{
+	CREATE EXTENSION idgen;
+	CREATE TABLE orders (id bigint PRIMARY KEY DEFAULT idgen.snowflake_nextval(),
+		name text, gene int GENERATED ALWAYS AS (idgen.gene_of(name, 3)) STORED,
+		CHECK (idgen.gene_of(name, 3) >= 0));
+	CREATE INDEX orders_ts ON orders (idgen.id_timestamp(id, 'idgen'));
+	CREATE VIEW order_times AS SELECT id, idgen.id_timestamp(id, 'idgen') AS ts FROM orders;
+	INSERT INTO orders (id, name) VALUES (383301932539711489, 'testroy'), (383301932539711490, 'pear');
+});
+my ($ret, $out, $err) = try_sql($node, 'DROP EXTENSION idgen', db => 'uninstall');
+like($err, qr/ERROR:  2BP01: .*\n.*default value for column id of table orders depends on function idgen\.snowflake_nextval\(\)/,
+	'DROP EXTENSION without CASCADE names the column default that uses idgen (2BP01)');
+$node->safe_psql('uninstall', 'DROP EXTENSION idgen CASCADE');
+is($node->safe_psql('uninstall', q{
+	SELECT (SELECT count(*) FROM pg_attrdef WHERE adrelid = 'orders'::regclass)
+	     || ' ' || (SELECT count(*) FROM pg_class WHERE relname IN ('order_times', 'orders_ts'))
+	     || ' ' || (SELECT count(*) FROM pg_constraint WHERE conrelid = 'orders'::regclass AND contype = 'c')
+	     || ' ' || (SELECT count(*) FROM pg_attribute WHERE attrelid = 'orders'::regclass
+	                  AND attname = 'gene' AND NOT attisdropped)
+	     || ' ' || (SELECT string_agg(id || ':' || name, ',' ORDER BY id) FROM orders)}),
+	'0 0 0 0 383301932539711489:testroy,383301932539711490:pear',
+	'DROP EXTENSION idgen CASCADE drops the default, view, index, CHECK and generated column; the rows stay');
+
 # --- What 0.3.0 and older leave in the way of 0.4.0 (README, Updating) ---
 # A dump made with 0.3.0 names the extension's schema; restored into a
 # database where CREATE EXTENSION idgen (0.4.0) ran first, its only error is
@@ -217,7 +249,7 @@ cmp_ok($node->safe_psql('new040', q{INSERT INTO x (v) VALUES (0) RETURNING id}),
 # DROP EXTENSION of 0.3.0 leaves its schema: CREATE EXTENSION (0.4.0)
 # refuses it until it is dropped; the tags are kept meanwhile
 $node->safe_psql('old030', 'DROP EXTENSION idgen CASCADE');
-my ($ret, $out, $err) = try_sql($node, 'CREATE EXTENSION idgen', db => 'old030');
+($ret, $out, $err) = try_sql($node, 'CREATE EXTENSION idgen', db => 'old030');
 like($err, qr/42P06: schema "idgen" already exists/,
 	'after DROP EXTENSION of 0.3.0, CREATE EXTENSION meets its empty schema (42P06)');
 $node->safe_psql('old030', 'DROP SCHEMA idgen; CREATE EXTENSION idgen');

@@ -1,20 +1,29 @@
 # 096_doc_examples.pl
-#	Every SQL example of the documentation runs as shown (issue 12, point 6).
+#	Every SQL example of the documentation runs as shown (issue 12, point 6;
+#	issue 29, point 3: all pages in one database, in the README's order).
 #
-# Each ```sql block of README.md and docs/*.md is run, in the order of its
-# file, with psql on a server that has idgen preloaded (one new server per
-# file, idgen.node_id = 1, TimeZone UTC, its idgen.database a UTF8 database
-# "docs"), so a block may use what earlier blocks of its file made.  A block
-# must run without error.  When a plain ``` block follows it directly (only
-# blank lines between), that block is psql's output and must match what
-# psql prints (aligned, without the "(N rows)" footer; trailing spaces and
-# blank lines do not count).  An HTML comment on the line just before the
-# ```sql line changes that:
+# Each ```sql block of README.md and docs/*.md is run with psql on ONE
+# server that has idgen preloaded (idgen.node_id = 1, TimeZone UTC, its
+# idgen.database a UTF8 database "docs"), all in that one database, as a
+# user who reads the pages in order would: README.md first, then each
+# docs/*.md page in the order README.md first links it, then the pages
+# reached only from other pages, in the order those link them (links are
+# read from the pages at run time, breadth first).  A docs/*.md page that
+# no link from README.md reaches fails the test, naming it.  So a block
+# may use what earlier blocks made, and no page may reuse a name an
+# earlier page made (or dropped a tag of: tags outlive their rows).
+#
+# A block must run without error.  When a plain ``` block follows it
+# directly (only blank lines between), that block is psql's output and
+# must match what psql prints (aligned, without the "(N rows)" footer;
+# trailing spaces and blank lines do not count).  An HTML comment on the
+# line just before the ```sql line changes that:
 #
 #	<!-- example: output varies -->   IDs or times differ from run to run:
 #		only each result's column names and row count are compared
-#	<!-- example: not run (reason) -->   the block needs more than one
-#		server; it is counted and listed as skipped
+#	<!-- example: not run (reason) -->   the block needs another server,
+#		a change of the server's configuration or a package; the reason
+#		is required, and the block is counted and listed as skipped
 use strict;
 use warnings;
 
@@ -27,7 +36,43 @@ use Test::More;
 use IdgenTest;
 
 my $top = "$FindBin::Bin/../..";
-my @files = ('README.md', map { s{^\Q$top\E/}{}r } sort glob("$top/docs/*.md"));
+
+# The pages in reading order: README.md, then docs/*.md breadth first
+# along their links (inline [text](path) and reference [label]: path)
+sub links_of
+{
+	my ($file) = @_;
+	my $text = PostgreSQL::Test::Utils::slurp_file("$top/$file");
+	$text =~ s/^```.*?^```\s*$//gms;    # no links inside code blocks
+	(my $dir = $file) =~ s{[^/]*$}{};
+	my @links;
+	while ($text =~ /\]\(\s*<?([^)#\s>]+\.md)>?(?:#[^)\s]*)?(?:\s+"[^"]*")?\s*\)|^\s*\[[^\]]+\]:\s*<?([^#\s>]+\.md)/gm)
+	{
+		my $target = $1 // $2;
+		next if $target =~ m{^[a-z][a-z0-9+.-]*:}i;    # another site
+		my $path = $target =~ m{^/} ? substr($target, 1) : "$dir$target";
+		1 while $path =~ s{(^|/)\./}{$1} || $path =~ s{[^/]+/\.\./}{};
+		push @links, $path;
+	}
+	return @links;
+}
+
+my @files = ('README.md');
+my %seen = ('README.md' => 'README.md');
+for (my $k = 0; $k < @files; $k++)
+{
+	for my $page (links_of($files[$k]))
+	{
+		next unless $page =~ m{^docs/[^/]+\.md$} && !$seen{$page};
+		die "$files[$k] links $page, which does not exist\n" unless -f "$top/$page";
+		$seen{$page} = $files[$k];
+		push @files, $page;
+	}
+}
+my @unreached = grep { !$seen{$_} } map { s{^\Q$top\E/}{}r } sort glob("$top/docs/*.md");
+is(join(', ', @unreached), '', 'every docs/*.md page is reached by links from README.md')
+  or diag 'not reached from README.md: ' . join(', ', @unreached);
+note 'reading order: ' . join(', ', map { "$_ (from $seen{$_})" } @files);
 
 # The examples of one file: a list of { line, sql, marker, output }
 sub examples_of
@@ -120,18 +165,15 @@ sub run_block
 }
 
 my ($run, $skipped, $compared) = (0, 0, 0);
+my $node = idgen_node('docs', conf => "idgen.database = 'docs'\n");
+start_node($node);
+$node->safe_psql('postgres',
+	q{CREATE DATABASE docs ENCODING 'UTF8' LOCALE 'C' TEMPLATE template0});
 for my $file (@files)
 {
 	my @blocks = examples_of($file);
 	cmp_ok(scalar(@blocks), '>=', 10, "$file has its SQL examples")
 	  if $file eq 'README.md';
-	next unless grep { ($_->{marker} // q{}) !~ /^not run/ } @blocks;
-
-	(my $name = $file) =~ s/\W/_/g;
-	my $node = idgen_node("doc_$name", conf => "idgen.database = 'docs'\n");
-	start_node($node);
-	$node->safe_psql('postgres',
-		q{CREATE DATABASE docs ENCODING 'UTF8' LOCALE 'C' TEMPLATE template0});
 
 	for my $b (@blocks)
 	{
@@ -139,6 +181,8 @@ for my $file (@files)
 		my $marker = $b->{marker} // '';
 		if ($marker =~ /^not run/)
 		{
+			die "$where: \"not run\" without its reason in parentheses\n"
+			  unless $marker =~ /^not run \(\S.*\)$/;
 			$skipped++;
 		  SKIP: { skip "$where: $marker", 1; }
 			next;
@@ -166,12 +210,13 @@ for my $file (@files)
 			is(normalize($out), normalize($b->{output}), "$where: output as shown");
 		}
 	}
-	$node->stop;
 }
+$node->stop;
 note "$run examples run, $compared outputs compared, $skipped not run";
-# (8: the pg_partman recipe and the two-master setups of docs/partitions.md
-# and docs/many-servers.md need an extension or a second server; t/065,
-# t/077 and t/078 run them)
-cmp_ok($skipped, '<=', 8, 'few examples are not run');
+# (9: the two pg_partman recipes of docs/partitions.md, run by t/065; the
+# pgEdge recipe of docs/coming-from.md, run by t/068; the setups of
+# docs/many-servers.md that need other servers (t/070, t/071, t/077, t/078,
+# t/100 run them) or change the server's configuration)
+cmp_ok($skipped, '<=', 9, 'few examples are not run');
 
 done_testing();

@@ -1,14 +1,22 @@
 # Every client example of docs/clients.md runs as shown, against a test
 # server: each block marked <!-- client: NAME --> is written to a file and
-# run with its language's Debian package (psycopg 3, SQLAlchemy 2, Django,
-# pgJDBC, Hibernate 3.6, node-postgres).  Asserts: the rows were inserted,
-# the IDs the client printed are exactly the table's, each carries the
-# server's node id; Django's key column has the snowflake default and no
-# sequence left; Hibernate inserts without the key (IDENTITY), and fails as
+# run, with its language's Debian package (psycopg 3, psycopg2, SQLAlchemy
+# 1.4 or 2.x, Django, pgJDBC, Hibernate 3.6, node-postgres) or, on
+# IDGEN_NEIGHBOURS_MAJOR only, the npm packages of test/npm/package.json
+# that test/setup.sh installs into /var/cache/idgen-npm (Knex, Sequelize,
+# TypeORM, Drizzle).  The page's setup block makes the application's role
+# (no superuser), its schema and a segment tag; the examples run as that
+# role.  Asserts for each (check_example): a snowflake table and a segment
+# table owned by the role, each with one row and a batch of three whose IDs
+# come back in the order of the rows, every printed ID in its table with
+# its row, snowflake IDs of this server, and the time printed is the ID's.
+# Django's key column has the snowflake default and no sequence left;
+# Hibernate inserts without the key (IDENTITY), and fails as
 # docs/clients.md says with generated keys off and with AUTO or SEQUENCE;
-# node-postgres keeps IDs above 2^53 exact as strings and in JSON as text,
-# and the parseInt pitfall rounds an ID so that a lookup finds no row.  A
-# client whose package is missing is skipped with a line.
+# node-postgres and the ORMs give IDs as strings (Drizzle: BigInt), never
+# numbers; JSON.stringify throws on a BigInt and the page's replacer and
+# string IDs stay exact; the parseInt pitfall rounds an ID so that a lookup
+# finds no row.  A client whose package is missing is skipped with a line.
 use strict;
 use warnings;
 use File::Path qw(make_path);
@@ -33,10 +41,12 @@ my %block;
 		$block{$name} = { lang => $lang, code => join("\n", @code) . "\n" };
 	}
 }
-is(join(',', sort keys %block),
-	'django,django-migration,django-model,hibernate,hibernate-entity,hibernate-no-keys,'
-	  . 'hibernate-run,hibernate-xml,jdbc,node,node-pitfall,psycopg,sqlalchemy',
-	'docs/clients.md has its client examples');
+# (other languages' sections, with their own tests, may follow: only these
+# are required here)
+my @mine = qw(setup psycopg psycopg2 sqlalchemy django-model django-migration django
+  jdbc hibernate-entity hibernate-invoice hibernate-xml hibernate hibernate-run hibernate-no-keys
+  node node-json node-pitfall knex-migration knex sequelize typeorm drizzle);
+is(join(',', grep { !$block{$_} } @mine), '', 'docs/clients.md has the client examples of this test');
 
 my $node = idgen_node('clients', node_id => 5, conf => "listen_addresses = '127.0.0.1'\n");
 $node->start;
@@ -109,28 +119,107 @@ sub why
 	return $reason;
 }
 
-my $py = 'python3';
+# The application's role of the page's setup block, run as a superuser;
+# the examples connect as that role (the role owns its tables, in its schema)
+my $app = 'webapp';
+{
+	my ($ok, $out, $err) = run_cmd([ 'bash', write_file("$dir/setup.sh", $block{setup}{code}) ]);
+	ok($ok, 'the setup block makes the role, its schema and the tag') or diag($out . $err);
+}
+my %as_app = (env => { PGUSER => $app });
+my $app_jdbc = 'jdbc:postgresql://127.0.0.1:' . $node->port . "/postgres?user=$app";
+
+# What an example printed, checked against the tables it made in the
+# application's schema: lines "TABLE ID CUSTOMER" (a single row of alice,
+# then the batch bob, carol, dave, for ORDERS then INVOICES) and
+# "time ID TIMESTAMP".  Every ID is in its table with its customer, the
+# batch's IDs increase in the order of its rows, the orders' IDs are
+# snowflake IDs of this server, the tables are the role's own, and the
+# time printed is the ID's.  Tests: 9.
+sub check_example
+{
+	my ($what, $out, $orders, $invoices) = @_;
+	for my $table ($orders, $invoices)
+	{
+		my @rows = $out =~ /^\Q$table\E (\d+) (\w+)$/mg;
+		my (@ids, @names);
+		while (my ($id, $name) = splice(@rows, 0, 2)) { push @ids, $id; push @names, $name; }
+		is(join(',', @names), 'alice,bob,carol,dave', "$what: $table, one row then a batch of three")
+		  or diag($out);
+		is($node->safe_psql('postgres',
+				"SELECT string_agg(id || ' ' || customer, ',' ORDER BY id) FROM $app.$table"),
+			join(',', map { "$ids[$_] $names[$_]" } sort { $ids[$a] <=> $ids[$b] } 0 .. $#ids),
+			"$what: $table holds exactly the IDs printed, each with its row");
+		ok(@ids == 4 && $ids[1] < $ids[2] && $ids[2] < $ids[3],
+			"$what: $table, the batch's IDs come back in the order of its rows");
+		is($node->safe_psql('postgres',
+				"SELECT pg_get_userbyid(relowner) FROM pg_class WHERE oid = '$app.$table'::regclass"),
+			$app, "$what: $table is owned by the application's role");
+	}
+	is($node->safe_psql('postgres',
+			"SELECT count(*) FROM $app.$orders t, idgen.id_decode(t.id) d WHERE d.node_id <> 5"),
+		'0', "$what: every order ID is a snowflake ID of this server");
+	my ($id, $time) = $out =~ /^time (\d+) (\S+)$/m;
+	is($node->safe_psql('postgres',
+			defined $id ? "SELECT idgen.id_timestamp($id) = '$time'::timestamptz" : 'SELECT false'),
+		't', "$what: the time printed ($time) is the ID's");
+	return;
+}
+
+# Debian's Python, whose packages the examples use (not one earlier in PATH)
+my $py = -x '/usr/bin/python3' ? '/usr/bin/python3' : 'python3';
 my $have_python = works([ $py, '-c', 'pass' ]);
 
 SKIP:
 {
-	skip why('psycopg: python3-psycopg is not installed'), 4
+	skip why('psycopg: python3-psycopg is not installed'), 10
 	  unless $have_python && works([ $py, '-c', 'import psycopg' ]);
-	my ($ok, $out, $err) = run_cmd([ $py, write_file("$dir/psycopg_example.py", $block{psycopg}{code}) ]);
+	my ($ok, $out, $err) =
+	  run_cmd([ $py, write_file("$dir/psycopg_example.py", $block{psycopg}{code}) ], %as_app);
 	ok($ok, 'psycopg example runs') or diag($err);
-	check_ids('psycopg', 'py_orders', printed_ids($out), 5);
+	check_example('psycopg', $out, 'py_orders', 'py_invoices');
 }
 
 SKIP:
 {
-	my $v = $have_python && works([ $py, '-c', 'import psycopg, sqlalchemy' ])
+	skip why('psycopg2: python3-psycopg2 is not installed'), 10
+	  unless $have_python && works([ $py, '-c', 'import psycopg2' ]);
+	my ($ok, $out, $err) =
+	  run_cmd([ $py, write_file("$dir/psycopg2_example.py", $block{psycopg2}{code}) ], %as_app);
+	ok($ok, 'psycopg2 example runs') or diag($err);
+	check_example('psycopg2', $out, 'pg2_orders', 'pg2_invoices');
+}
+
+SKIP:
+{
+	my $v = $have_python && works([ $py, '-c', 'import psycopg2, sqlalchemy' ])
 	  ? (run_cmd([ $py, '-c', 'import sqlalchemy; print(sqlalchemy.__version__)' ]))[1] : '';
 	chomp $v;
-	skip why('SQLAlchemy: python3-sqlalchemy or python3-psycopg is not installed'), 4 if $v eq '';
-	skip why("SQLAlchemy $v has no psycopg 3 dialect (2.0 and later)"), 4 unless $v =~ /^(\d+)/ && $1 >= 2;
-	my ($ok, $out, $err) = run_cmd([ $py, write_file("$dir/sqlalchemy_example.py", $block{sqlalchemy}{code}) ]);
+	skip why('SQLAlchemy: python3-sqlalchemy or python3-psycopg2 is not installed'), 12 if $v eq '';
+	diag("SQLAlchemy $v");
+	my ($ok, $out, $err) =
+	  run_cmd([ $py, write_file("$dir/sqlalchemy_example.py", $block{sqlalchemy}{code}) ], %as_app);
 	ok($ok, "SQLAlchemy $v example runs") or diag($err);
-	check_ids('SQLAlchemy', 'sa_orders', printed_ids($out), 2);
+	check_example("SQLAlchemy $v", $out, 'sa_orders', 'sa_invoices');
+
+	# The page: psycopg 3's URL works the same on 2.x, and 1.4 cannot load it
+	skip why("SQLAlchemy $v with psycopg 3: python3-psycopg is not installed"), 10
+	  unless works([ $py, '-c', 'import psycopg' ]);
+	(my $code = $block{sqlalchemy}{code}) =~ s/"postgresql\+psycopg2:/"postgresql+psycopg:/
+	  or die 'no psycopg2 URL in the SQLAlchemy example';
+	$code =~ s/"sa_(orders|invoices)"/"sa3_$1"/g == 2 or die 'no table names in the SQLAlchemy example';
+	($ok, $out, $err) = run_cmd([ $py, write_file("$dir/sqlalchemy_psycopg3.py", $code) ], %as_app);
+	if ($v =~ /^1\./)
+	{
+		ok(!$ok, "SQLAlchemy $v with postgresql+psycopg:// fails");
+		like($err, qr/Can't load plugin: sqlalchemy\.dialects:postgresql\.psycopg$/m,
+			"SQLAlchemy $v: Can't load plugin: sqlalchemy.dialects:postgresql.psycopg");
+	}
+	else
+	{
+		ok($ok, "SQLAlchemy $v example runs with postgresql+psycopg://") or diag($err);
+		check_example("SQLAlchemy $v with psycopg 3", $out, 'sa3_orders', 'sa3_invoices');
+	}
 }
 
 SKIP:
@@ -184,28 +273,29 @@ DATABASES = {"default": {
 SKIP:
 {
 	my $jar = '/usr/share/java/postgresql.jar';
-	skip why('pgJDBC: libpostgresql-jdbc-java is not installed'), 5 unless -e $jar;
-	skip why('pgJDBC: no javac (default-jdk-headless)'), 5 unless works([ 'javac', '-version' ]);
+	skip why('pgJDBC: libpostgresql-jdbc-java is not installed'), 11 unless -e $jar;
+	skip why('pgJDBC: no javac (default-jdk-headless)'), 11 unless works([ 'javac', '-version' ]);
 	my $jdir = "$dir/jdbc";
 	make_path($jdir);
 	my $src = write_file("$jdir/Orders.java", $block{jdbc}{code});
 	my ($ok, $out, $err) = run_cmd([ 'javac', '-d', $jdir, $src ]);
 	ok($ok, 'pgJDBC example compiles') or diag($err);
-	($ok, $out, $err) = run_cmd([ 'java', '-cp', "$jdir:$jar", 'Orders' ]);
+	($ok, $out, $err) = run_cmd([ 'java', '-cp', "$jdir:$jar", 'Orders' ], env => { JDBC_URL => $app_jdbc });
 	ok($ok, 'pgJDBC example runs (getGeneratedKeys)') or diag($err);
-	check_ids('pgJDBC', 'j_orders', printed_ids($out), 2);
+	check_example('pgJDBC', $out, 'j_orders', 'j_invoices');
 }
 
 SKIP:
 {
 	my $j = '/usr/share/java';
-	skip why('Hibernate: libhibernate3-java is not installed'), 18
+	skip why('Hibernate: libhibernate3-java is not installed'), 25
 	  unless -e "$j/hibernate-entitymanager.jar";
-	skip why('Hibernate: libpostgresql-jdbc-java is not installed'), 18 unless -e "$j/postgresql.jar";
-	skip why('Hibernate: no javac (default-jdk-headless)'), 18 unless works([ 'javac', '-version' ]);
+	skip why('Hibernate: libpostgresql-jdbc-java is not installed'), 25 unless -e "$j/postgresql.jar";
+	skip why('Hibernate: no javac (default-jdk-headless)'), 25 unless works([ 'javac', '-version' ]);
 	my $hdir = "$dir/hibernate";
 	make_path($hdir);
 	write_file("$hdir/Order.java", $block{'hibernate-entity'}{code});
+	write_file("$hdir/Invoice.java", $block{'hibernate-invoice'}{code});
 	write_file("$hdir/HibernateOrders.java", $block{hibernate}{code});
 	write_file("$hdir/persistence.xml", $block{'hibernate-xml'}{code});
 	write_file("$hdir/run.sh", $block{'hibernate-run'}{code});
@@ -214,19 +304,22 @@ SKIP:
 		join('', grep { /^(J|CP)=/ } split /^/m, $block{'hibernate-run'}{code})
 		  . $block{'hibernate-no-keys'}{code});
 	# the statements of its sessions in the server's log
-	$node->safe_psql('postgres', "ALTER ROLE \"$user\" SET log_statement = 'all'");
+	$node->safe_psql('postgres', "ALTER ROLE $app SET log_statement = 'all'");
+	local $ENV{JDBC_URL} = $app_jdbc;
 	my $log_from = -s $node->logfile;
 	my ($ok, $out, $err) = run_cmd([ 'bash', '-c', "cd '$hdir' && bash run.sh" ]);
 	ok($ok, 'Hibernate example compiles and runs (IDENTITY, generated keys)') or diag($out . $err);
 	my $log = substr(slurp_file($node->logfile), $log_from);
-	is(scalar(() = $log =~ /execute [^:]*: insert into h_orders \(customer\) values \(\$1\)\n\s*RETURNING \*$/mg),
-		2, 'Hibernate: pgJDBC sends each INSERT with RETURNING * (generated keys)') or diag($log);
-	$node->safe_psql('postgres', "ALTER ROLE \"$user\" RESET log_statement");
-	is(scalar(() = $out =~ /^Hibernate: insert into h_orders \(customer\) values \(\?\)$/mg),
-		2, 'Hibernate: each INSERT leaves the key to the column default') or diag($out);
-	like($out, qr/^id \d+ alice\n(?:.*\n)?id \d+ bob$/m,
-		'Hibernate: each ID read back finds its own row');
-	check_ids('Hibernate', 'h_orders', printed_ids($out), 2);
+	for my $table ('h_orders', 'h_invoices')
+	{
+		is(scalar(() = $log =~ /execute [^:]*: insert into $table \(customer\) values \(\$1\)\n\s*RETURNING \*$/mg),
+			4, "Hibernate: pgJDBC sends each INSERT into $table with RETURNING * (generated keys)")
+		  or diag($log);
+		is(scalar(() = $out =~ /^Hibernate: insert into $table \(customer\) values \(\?\)$/mg),
+			4, "Hibernate: each INSERT into $table leaves the key to the column default") or diag($out);
+	}
+	$node->safe_psql('postgres', "ALTER ROLE $app RESET log_statement");
+	check_example('Hibernate', $out, 'h_orders', 'h_invoices');
 
 	($ok, $out, $err) = run_cmd([ 'bash', '-c', "cd '$hdir' && bash no_keys.sh" ]);
 	ok(!$ok, 'Hibernate with use_get_generated_keys=false: the example fails');
@@ -237,7 +330,7 @@ SKIP:
 		qr/javax\.persistence\.PersistenceException: org\.hibernate\.exception\.SQLGrammarException: could not retrieve generated id after insert: \[Order\].*ERROR: relation "h_orders_id_seq" does not exist/s,
 		'Hibernate without generated keys: could not retrieve generated id, relation "h_orders_id_seq" does not exist'
 	) or diag($err);
-	is($node->safe_psql('postgres', 'SELECT count(*) FROM h_orders'), '2',
+	is($node->safe_psql('postgres', "SELECT count(*) FROM $app.h_orders"), '4',
 		'Hibernate without generated keys: the failed insert kept no row');
 
 	# AUTO and SEQUENCE: the entity changed, nothing else
@@ -248,7 +341,8 @@ SKIP:
 		(my $entity = $block{'hibernate-entity'}{code}) =~
 		  s/GenerationType\.IDENTITY/GenerationType.$strategy/ or die 'no IDENTITY in the entity';
 		write_file("$sdir/Order.java", $entity);
-		write_file("$sdir/$_", slurp_file("$hdir/$_")) for qw(HibernateOrders.java persistence.xml run.sh);
+		write_file("$sdir/$_", slurp_file("$hdir/$_"))
+		  for qw(Invoice.java HibernateOrders.java persistence.xml run.sh);
 		($ok, $out, $err) = run_cmd([ 'bash', '-c', "cd '$sdir' && bash run.sh" ]);
 		ok(!$ok, "Hibernate with GenerationType.$strategy: the example fails");
 		like($out, qr/^Hibernate: select nextval \('hibernate_sequence'\)$/m,
@@ -258,34 +352,82 @@ SKIP:
 			"Hibernate with GenerationType.$strategy: relation \"hibernate_sequence\" does not exist")
 		  or diag($err);
 	}
-	is($node->safe_psql('postgres', 'SELECT count(*) FROM h_orders'), '2',
+	is($node->safe_psql('postgres', "SELECT count(*) FROM $app.h_orders"), '4',
 		'Hibernate with AUTO or SEQUENCE: no row inserted');
 }
 
+my $nodejs = works([ 'node', '-e', '1' ]) ? 'node' : works([ 'nodejs', '-e', '1' ]) ? 'nodejs' : undef;
+diag('Node.js ' . (run_cmd([ $nodejs, '--version' ]))[1]) if $nodejs;
+
 SKIP:
 {
-	my $nodejs = works([ 'node', '-e', '1' ]) ? 'node' : works([ 'nodejs', '-e', '1' ]) ? 'nodejs' : undef;
-	skip why('node-postgres: nodejs is not installed'), 12 unless $nodejs;
-	skip why('node-postgres: node-pg is not installed'), 12 unless works([ $nodejs, '-e', "require('pg')" ]);
-	my ($ok, $out, $err) = run_cmd([ $nodejs, write_file("$dir/node_example.js", $block{node}{code}) ]);
+	skip why('node-postgres: nodejs is not installed'), 21 unless $nodejs;
+	skip why('node-postgres: node-pg is not installed'), 21 unless works([ $nodejs, '-e', "require('pg')" ]);
+	my ($ok, $out, $err) =
+	  run_cmd([ $nodejs, write_file("$dir/node_example.js", $block{node}{code}) ], %as_app);
 	ok($ok, 'node-postgres example runs') or diag($err);
-	my @lines = $out =~ /^id (\d+) (\S+) (\S+) (\S+)$/mg;
-	is(scalar(@lines), 8, 'node-postgres: two IDs printed') or diag($out);
-	is(join(',', @lines[1, 2, 3, 5, 6, 7]), 'string,true,alice,string,true,bob',
-		'node-postgres: IDs come as strings, above 2^53, and find their rows');
-	check_ids('node-postgres', 'js_orders', [ @lines[0, 4] ], 2);
-	my $first = $node->safe_psql('postgres', 'SELECT min(id) FROM js_orders');
-	like($out, qr/^json string $first$/m, 'node-postgres: an ID in JSON as text stays exact');
+	check_example('node-postgres', $out, 'js_orders', 'js_invoices');
+	like($out, qr/^type string true$/m, 'node-postgres: an ID comes as a string, above 2^53');
+	my ($last) = $out =~ /^js_orders (\d+) dave$/m;
+	like($out, qr/^found \Q$last\E dave$/m, 'node-postgres: the ID as a string finds its row');
 
-	($ok, $out, $err) = run_cmd([ $nodejs, write_file("$dir/node_pitfall.js", $block{'node-pitfall'}{code}) ]);
+	($ok, $out, $err) =
+	  run_cmd([ $nodejs, write_file("$dir/node_json.js", $block{'node-json'}{code}) ]);
+	ok($ok, 'JSON example runs') or diag($err);
+	like($out, qr/^without a replacer: TypeError: Do not know how to serialize a BigInt$/m,
+		'JSON.stringify of a BigInt throws the TypeError the page names');
+	is(join(',', $out =~ /^(?:string|replacer) (.*)$/mg),
+		'{"id":"384537964710989825"},{"id":"384537964710989825"}',
+		'JSON: the ID as a string, and a BigInt through the replacer, are exact');
+	like($out, qr/^parsed true$/m, 'JSON: the string ID comes back from JSON.parse unchanged');
+
+	($ok, $out, $err) =
+	  run_cmd([ $nodejs, write_file("$dir/node_pitfall.js", $block{'node-pitfall'}{code}) ], %as_app);
 	ok($ok, 'node-postgres pitfall example runs') or diag($err);
 	my ($exact) = $out =~ /^exact (\d+)$/m;
-	is($node->safe_psql('postgres', "SELECT customer FROM js_orders WHERE id = $exact"),
+	is($node->safe_psql('postgres', "SELECT customer FROM $app.js_orders WHERE id = $exact"),
 		'carol', "the pitfall's row exists with its exact ID $exact");
 	like($out, qr/^parseInt \S+ false$/m, 'setTypeParser(20, parseInt) rounds the ID');
 	like($out, qr/^json \S+ false$/m, 'an ID in JSON as a number is rounded too');
 	like($out, qr/^rows found with the parsed ID 0$/m, 'a lookup with the rounded ID finds no row')
 	  or diag($out);
+}
+
+# The JavaScript ORMs from npm (test/npm/package.json, installed by
+# test/setup.sh into /var/cache/idgen-npm), on the neighbours' version only
+my $npm = $ENV{IDGEN_NPM_CACHE} // '/var/cache/idgen-npm';
+my $pg_major = (`pg_config --version` // '') =~ /PostgreSQL (\d+)/ ? $1 : 0;
+my $neighbours_major = $ENV{IDGEN_NEIGHBOURS_MAJOR} // 15;
+for my $orm (
+	[ 'knex', 'knex_orders', 'knex_invoices', 'string' ],
+	[ 'sequelize', 'sq_orders', 'sq_invoices', 'string' ],
+	[ 'typeorm', 'to_orders', 'to_invoices', 'string' ],
+	[ 'drizzle', 'dz_orders', 'dz_invoices', 'bigint' ])
+{
+	my ($name, $orders, $invoices, $type) = @$orm;
+	my $package = $name eq 'drizzle' ? 'drizzle-orm' : $name;
+  SKIP:
+	{
+		skip why("$name: the npm ORMs are tested on PostgreSQL $neighbours_major only"), 11
+		  unless $pg_major == $neighbours_major;
+		skip why("$name: nodejs is not installed"), 11 unless $nodejs;
+		for my $need ($package, $name eq 'sequelize' ? ('umzug') : ())
+		{
+			skip why("$name: $npm/node_modules has no $need (test/setup.sh installs it with npm)"), 11
+			  unless -e "$npm/node_modules/$need/package.json";
+		}
+		my ($version) = slurp_file("$npm/node_modules/$package/package.json") =~ /"version"\s*:\s*"([^"]+)"/;
+		my $jdir = "$dir/$name";
+		make_path("$jdir/migrations");
+		write_file("$jdir/migrations/20261127000000_orders.js", $block{'knex-migration'}{code})
+		  if $name eq 'knex';
+		write_file("$jdir/$name.js", $block{$name}{code});
+		my ($ok, $out, $err) = run_cmd([ 'bash', '-c', "cd '$jdir' && exec '$nodejs' $name.js" ],
+			env => { PGUSER => $app, NODE_PATH => "$npm/node_modules" });
+		ok($ok, "$name $version example runs") or diag($out . $err);
+		check_example("$name $version", $out, $orders, $invoices);
+		like($out, qr/^type $type$/m, "$name $version: an ID comes as a $type");
+	}
 }
 
 $node->stop;

@@ -1,0 +1,175 @@
+# 069_tag_owners.pl
+#	Segment tags have owners, as sequences do (issue 30, points 6 and 9).
+#
+# Asserts:
+#  - the role that creates a tag owns it; another role with the same
+#    EXECUTE grants cannot alter, drop, export, import over or hand on the
+#    tag (42501 with a hint), and the tag's max_id and IDs are unchanged:
+#    the issue's move to 9223372036854775000 fails, and so does
+#    adopt_column of app_b's table for app_a's tag;
+#  - a member of the owning role can; a superuser can;
+#  - segment_set_owner hands a tag on (by a superuser; by the owner only to
+#    a role it is a member of), and the old owner is then refused;
+#  - a tag whose owner role does not exist is a superuser's only;
+#  - DROP ROLE of an owner is refused (2BP01, after PostgreSQL's own
+#    checks, and rolled back); ALTER ROLE ... RENAME TO,
+#    REASSIGN OWNED and DROP OWNED keep the owner defined (DROP OWNED drops
+#    the tag, remembering its max_id);
+#  - pg_dump and pg_restore into another database keep the owner.
+use strict;
+use warnings;
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+use IdgenTest;
+
+my $node = idgen_node('owners');
+start_node($node);
+my $grants = q{idgen.segment_create(text, bigint, int, text),
+	    idgen.segment_alter(text, int, text, bigint), idgen.segment_drop(text),
+	    idgen.segment_import_leaf(text, bigint, int, text),
+	    idgen.segment_export_leaf(text, boolean),
+	    idgen.segment_set_owner(text, regrole)};
+$node->safe_psql('postgres', qq{
+	CREATE EXTENSION idgen;
+	CREATE ROLE app_a LOGIN;
+	CREATE ROLE app_b LOGIN;
+	CREATE ROLE app_c LOGIN;
+	CREATE ROLE app_d LOGIN;
+	GRANT EXECUTE ON FUNCTION $grants TO app_a, app_b, app_c, app_d;
+});
+wait_ready($node);
+
+sub as_role
+{
+	my ($role, $sql) = @_;
+	return $node->psql('postgres', $sql,
+		extra_params => [ '-U', $role, '-v', 'VERBOSITY=verbose' ]);
+}
+
+sub owner_of
+{
+	my ($tag, $db) = @_;
+	return $node->safe_psql($db // 'postgres',
+		"SELECT owner FROM idgen.segment_alloc WHERE biz_tag = '$tag'");
+}
+
+sub max_id_of
+{
+	return $node->safe_psql('postgres',
+		"SELECT max_id FROM idgen.segment_alloc WHERE biz_tag = '$_[0]'");
+}
+
+my ($ret, $out, $err) = as_role('app_a', "SELECT idgen.segment_create('a', 1, 10)");
+is($ret, 0, 'app_a creates tag a') or diag $err;
+is(owner_of('a'), 'app_a', 'and owns it');
+my $ids = [ split /\n/, $node->safe_psql('postgres',
+	"SELECT idgen.segment_nextval('a') FROM generate_series(1, 25)") ];
+my $max_before = max_id_of('a');
+
+# Another application's administrator, with the same grants
+my %attempts = (
+	'alter max_id' => "SELECT idgen.segment_alter('a', max_id => 9223372036854775000)",
+	'alter step' => "SELECT idgen.segment_alter('a', step => 5)",
+	'drop' => "SELECT idgen.segment_drop('a')",
+	'export and drop' => "SELECT * FROM idgen.segment_export_leaf('a')",
+	'export' => "SELECT * FROM idgen.segment_export_leaf('a', false)",
+	'import over' => "SELECT idgen.segment_import_leaf('a', 9223372036854775000, 10)",
+	'hand on' => "SELECT idgen.segment_set_owner('a', 'app_b')");
+for my $what (sort keys %attempts)
+{
+	($ret, $out, $err) = as_role('app_b', $attempts{$what});
+	like($err, qr/ERROR:  42501: must be owner of segment tag "a"\n.*DETAIL:  Segment tag "a" is owned by role "app_a"\.\n.*HINT:  Ask a superuser to grant you role "app_a"/s,
+		"app_b cannot $what app_a's tag (42501, with a hint)");
+}
+# ... nor through adopt_column, with the grants its hint asks for
+$node->safe_psql('postgres', q{
+	GRANT EXECUTE ON FUNCTION idgen.adopt_column(regclass, name, text) TO app_b;
+	CREATE TABLE tb (id serial PRIMARY KEY);
+	ALTER TABLE tb OWNER TO app_b;
+	INSERT INTO tb VALUES (1000)});
+($ret, $out, $err) = as_role('app_b', "SELECT idgen.adopt_column('tb', 'id', 'segment:a')");
+like($err, qr/ERROR:  42501: must be owner of segment tag "a"/,
+	'app_b cannot adopt its column for app_a\'s tag (42501)');
+is(max_id_of('a'), $max_before, 'max_id of the tag is unchanged');
+is(owner_of('a'), 'app_a', 'and so is its owner');
+cmp_ok($node->safe_psql('postgres', "SELECT idgen.segment_nextval('a')"), '>',
+	max_of(@$ids), 'the tag goes on above its IDs');
+
+# A member of the owning role may; a superuser may
+$node->safe_psql('postgres', 'GRANT app_a TO app_b');
+($ret, $out, $err) = as_role('app_b',
+	"SELECT idgen.segment_alter('a', step => 20); SELECT max_id FROM idgen.segment_export_leaf('a', false)");
+is($ret, 0, 'a member of app_a alters and exports the tag') or diag $err;
+is($node->safe_psql('postgres', "SELECT step FROM idgen.segment_alloc WHERE biz_tag = 'a'"),
+	'20', 'the member\'s change is made');
+$node->safe_psql('postgres', 'REVOKE app_a FROM app_b');
+$node->safe_psql('postgres', "SELECT idgen.segment_alter('a', step => 7)");
+is($node->safe_psql('postgres', "SELECT step FROM idgen.segment_alloc WHERE biz_tag = 'a'"),
+	'7', 'a superuser alters it');
+
+# Handing a tag on
+($ret, $out, $err) = as_role('app_a', "SELECT idgen.segment_set_owner('a', 'app_c')");
+like($err, qr/42501: must be member of role "app_c" to hand segment tag "a" to it/,
+	'the owner cannot hand the tag to a role it is not a member of');
+$node->safe_psql('postgres', 'GRANT app_c TO app_a');
+($ret, $out, $err) = as_role('app_a', "SELECT idgen.segment_set_owner('a', 'app_c')");
+is($ret, 0, 'it can once a member') or diag $err;
+$node->safe_psql('postgres', 'REVOKE app_c FROM app_a');
+is(owner_of('a'), 'app_c', 'app_c owns the tag');
+($ret, $out, $err) = as_role('app_a', "SELECT idgen.segment_alter('a', step => 5)");
+like($err, qr/42501: must be owner of segment tag "a"/, 'the old owner is refused');
+($ret, $out, $err) = as_role('app_c', "SELECT idgen.segment_alter('a', step => 5)");
+is($ret, 0, 'the new owner alters it') or diag $err;
+
+# An owner that does not exist: a superuser's tag only
+$node->safe_psql('postgres', q{
+	CREATE ROLE app_e LOGIN;
+	GRANT EXECUTE ON FUNCTION idgen.segment_create(text, bigint, int, text) TO app_e;
+	SET ROLE app_e;
+	SELECT idgen.segment_create('e');
+	RESET ROLE;
+	UPDATE idgen.segment_alloc SET owner = 'ghost' WHERE biz_tag = 'e'});
+($ret, $out, $err) = as_role('app_b', "SELECT idgen.segment_drop('e')");
+like($err, qr/42501: must be owner of segment tag "e"\n.*DETAIL:  Segment tag "e" is owned by role "ghost", which does not exist\.\n.*HINT:  A superuser can hand the tag to an existing role with idgen\.segment_set_owner\(\)/s,
+	'a tag whose owner is gone is refused to other roles');
+$node->safe_psql('postgres', "SELECT idgen.segment_set_owner('e', 'app_b')");
+is(owner_of('e'), 'app_b', 'a superuser hands it on');
+
+# Role commands keep the owner defined
+($ret, $out, $err) = as_role('app_b', 'DROP ROLE app_a');
+like($err, qr/ERROR:  42501: permission denied to drop role/,
+	'a role that may not drop the owner gets PostgreSQL\'s refusal, not the tags');
+$node->safe_psql('postgres', "REVOKE EXECUTE ON FUNCTION $grants FROM app_c");
+($ret, $out, $err) = $node->psql('postgres', 'DROP ROLE app_c',
+	extra_params => [ '-v', 'VERBOSITY=verbose' ]);
+like($err, qr/2BP01: role "app_c" cannot be dropped because some objects depend on it\n.*DETAIL:  Role "app_c" owns segment tag "a" in database "postgres"\.\n.*HINT:  .*REASSIGN OWNED BY app_c/s,
+	'DROP ROLE of a tag owner is refused (2BP01)');
+$node->safe_psql('postgres', 'ALTER ROLE app_c RENAME TO app_c2');
+is(owner_of('a'), 'app_c2', 'the owner follows a rename');
+$node->safe_psql('postgres', 'REASSIGN OWNED BY app_c2 TO app_a; DROP OWNED BY app_c2; DROP ROLE app_c2');
+is(owner_of('a'), 'app_a', 'REASSIGN OWNED hands the tag on, and the role can go');
+as_role('app_d', "SELECT idgen.segment_create('d', 1, 10)");
+$node->safe_psql('postgres', "SELECT idgen.segment_nextval('d')");
+my $d_max = max_id_of('d');
+$node->safe_psql('postgres', 'DROP OWNED BY app_d; DROP ROLE app_d');
+is($node->safe_psql('postgres', q{
+	SELECT (SELECT count(*) FROM idgen.segment_alloc WHERE biz_tag = 'd')
+	  || '|' || (SELECT max_id FROM idgen.segment_dropped WHERE biz_tag = 'd')}),
+	"0|$d_max", 'DROP OWNED drops the tag and remembers its max_id');
+
+# pg_dump and pg_restore keep the owner, by name
+my $dump = $PostgreSQL::Test::Utils::tmp_check . '/owners.dump';
+command_ok([ 'pg_dump', '-Fc', '-f', $dump, '-h', $node->host, '-p', $node->port, 'postgres' ],
+	'pg_dump');
+$node->safe_psql('postgres', 'CREATE DATABASE restored');
+command_ok([ 'pg_restore', '-d', 'restored', '-h', $node->host, '-p', $node->port, $dump ],
+	'pg_restore into another database');
+is(owner_of('a', 'restored') . '|' . owner_of('e', 'restored'), 'app_a|app_b',
+	'the restored tags keep their owners');
+($ret, $out, $err) = $node->psql('restored', "SELECT idgen.segment_drop('a')",
+	extra_params => [ '-U', 'app_b', '-v', 'VERBOSITY=verbose' ]);
+like($err, qr/42501: must be owner of segment tag "a"/, 'and their refusals');
+
+$node->stop;
+done_testing();
