@@ -31,15 +31,23 @@ COMMENT ON SCHEMA idgen IS 'idgen: 64-bit ID generators';
 -- BEGIN advance
 
 -- A superuser makes every later snowflake and gene ID of this server larger
--- than min_id, durably (state file and reservation row); it also lifts the
+-- than min_id, durably (state file and reservation row).  It never lifts the
 -- refusal of a server started from a backup or after archive recovery with
--- a fixed node id (docs/durability.md, "Restored copies").
+-- a fixed node id (docs/durability.md, "Restored copies"): only
+-- snowflake_resume, whose caller vouches for the original's last ID, does.
 CREATE FUNCTION idgen.snowflake_advance(min_id bigint) RETURNS void
     AS 'MODULE_PATHNAME', 'snowflake_advance'
     LANGUAGE C VOLATILE STRICT;
 COMMENT ON FUNCTION idgen.snowflake_advance(bigint) IS
     'Make every later snowflake and gene ID of this server larger than min_id (superuser only)';
 REVOKE ALL ON FUNCTION idgen.snowflake_advance(bigint) FROM PUBLIC;
+
+CREATE FUNCTION idgen.snowflake_resume(last_id_of_original bigint) RETURNS boolean
+    AS 'MODULE_PATHNAME', 'snowflake_resume'
+    LANGUAGE C VOLATILE STRICT;
+COMMENT ON FUNCTION idgen.snowflake_resume(bigint) IS
+    'Lift the refusal of a restored copy: the caller vouches that last_id_of_original is at or above every snowflake ID the original server issued; every later ID is larger (superuser only); false if nothing was refused';
+REVOKE ALL ON FUNCTION idgen.snowflake_resume(bigint) FROM PUBLIC;
 
 -- END advance
 
@@ -938,3 +946,29 @@ CREATE OR REPLACE FUNCTION idgen.segment_export_leaf(tag text, drop_tag boolean 
     SET search_path = pg_catalog, pg_temp;
 
 -- END tag owners
+
+-- BEGIN layout end
+
+-- snowflake_status() gains column layout_end: when the server's layout runs
+-- out (the idgen worker warns daily before, idgen.layout_end_warning).  A
+-- function's result columns cannot change in place.
+DROP FUNCTION idgen.snowflake_status();
+CREATE FUNCTION idgen.snowflake_status(
+    OUT node_id int,
+    OUT layout text,
+    OUT last_tick timestamptz,
+    OUT lead_ms float8,
+    OUT reserved_until timestamptz,
+    OUT issued bigint,
+    OUT clock_back_events bigint,
+    OUT clock_waits bigint,
+    OUT reservation_waits bigint,
+    OUT worker_running boolean,
+    OUT durable_until timestamptz,
+    OUT layout_end timestamptz)
+    AS 'MODULE_PATHNAME', 'snowflake_status'
+    LANGUAGE C VOLATILE PARALLEL SAFE;
+COMMENT ON FUNCTION idgen.snowflake_status() IS
+    'State of this server''s snowflake generator: node, layout, last tick, lead, reservation, counters, when the layout runs out';
+
+-- END layout end

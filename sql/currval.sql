@@ -18,6 +18,9 @@ SELECT idgen.segment_currval('currval_a') = :a2 AS a_is_a2,
 SELECT max(idgen.segment_nextval('currval_a')) = idgen.segment_currval('currval_a') AS last_of_many
   FROM generate_series(1, 25);
 SELECT idgen.segment_currval(NULL);
+-- its tag is checked as segment_nextval checks it
+SELECT idgen.segment_currval('');
+SELECT idgen.segment_currval(repeat('x', 129));
 SELECT idgen.snowflake_nextval() AS s1 \gset
 SELECT idgen.snowflake_currval() = :s1 AS same;
 -- gene_id counts as a snowflake draw

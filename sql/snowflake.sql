@@ -122,7 +122,6 @@ SELECT idgen.id_make(now() + interval '2 s', 1023, 4095) AS ahead \gset
 SELECT idgen.snowflake_advance(:ahead);
 SELECT idgen.snowflake_nextval() > :ahead AS above_advanced;
 SELECT idgen.snowflake_advance(idgen.snowflake_nextval() - 1000) AS behind_is_fine;
-SELECT idgen.snowflake_advance(-1) AS negative_is_fine;
 SELECT idgen.id_make(now() + interval '1 hour', 0, 0) AS far \gset
 -- (the messages name IDs and times: only the SQLSTATE is shown)
 \set VERBOSITY sqlstate
@@ -130,14 +129,29 @@ SELECT idgen.snowflake_advance(:far);
 \echo :LAST_ERROR_SQLSTATE
 SELECT idgen.snowflake_advance(9223372036854775807);
 \echo :LAST_ERROR_SQLSTATE
+-- no ID is below 1: an argument below 1 is a mistake (22023)
+SELECT idgen.snowflake_advance(-1);
+\echo :LAST_ERROR_SQLSTATE
+SELECT idgen.snowflake_advance(0);
+\echo :LAST_ERROR_SQLSTATE
+SELECT idgen.snowflake_resume(-9223372036854775808);
+\echo :LAST_ERROR_SQLSTATE
 \set VERBOSITY default
 SELECT idgen.snowflake_nextval() < :far AS far_not_taken;
+-- snowflake_resume on a server that refuses nothing advances and says false
+SELECT idgen.snowflake_resume(idgen.snowflake_nextval()) AS lifted_a_refusal;
 CREATE ROLE idgen_nobody;
 GRANT EXECUTE ON FUNCTION idgen.snowflake_advance(bigint) TO idgen_nobody;
 SET ROLE idgen_nobody;
 SELECT idgen.snowflake_advance(1);
 \echo :LAST_ERROR_SQLSTATE
 RESET ROLE;
+GRANT EXECUTE ON FUNCTION idgen.snowflake_resume(bigint) TO idgen_nobody;
+SET ROLE idgen_nobody;
+SELECT idgen.snowflake_resume(1);
+\echo :LAST_ERROR_SQLSTATE
+RESET ROLE;
+REVOKE EXECUTE ON FUNCTION idgen.snowflake_resume(bigint) FROM idgen_nobody;
 REVOKE EXECUTE ON FUNCTION idgen.snowflake_advance(bigint) FROM idgen_nobody;
 SET ROLE idgen_nobody;
 SELECT idgen.snowflake_advance(1);

@@ -148,9 +148,10 @@ adopt_snowflake_advance(PG_FUNCTION_ARGS)
 
 	/*
 	 * The refusal of a restored copy or a changed layout is set by the
-	 * postmaster at start and lifted only by a superuser's deliberate call:
-	 * never here (idgen_snowflake_advance would lift a restore's).  The
-	 * message is the refusal's own.
+	 * postmaster at start and lifted only by a superuser's deliberate call
+	 * (snowflake_resume, snowflake_accept_layout): never here.  The
+	 * message is the refusal's own; idgen_snowflake_advance without resume
+	 * refuses too, but with the superuser's hint.
 	 */
 	why = idgen_snowflake_blocked_why();
 	if (why & IDGEN_BLOCK_RESTORED)
@@ -166,6 +167,6 @@ adopt_snowflake_advance(PG_FUNCTION_ARGS)
 				 errdetail("Adopting a column never accepts the change."),
 				 errhint("Have a superuser deal with the refusal first, as the error of SELECT idgen.snowflake_nextval() says, then call adopt_column again.")));
 
-	idgen_snowflake_advance(min_id);
+	idgen_snowflake_advance(min_id, false);
 	PG_RETURN_VOID();
 }

@@ -30,6 +30,7 @@ static char *idgen_node_id_string = NULL;
 int			idgen_node_id = -1;
 char	   *idgen_layout_spec = NULL;
 int			idgen_max_lead_ms = 5000;
+int			idgen_layout_end_warning_s = 365 * 86400;
 int			idgen_clock_wait_ms = 1000;
 int			idgen_worker_wait_ms = 10000;
 int			idgen_segment_max_workers = 2;
@@ -187,6 +188,10 @@ idgen_define_gucs(void)
 							"How far the snowflake generator's clock may run ahead of the wall clock, at least one tick, after the clock moved back or during a burst.",
 							NULL, &idgen_max_lead_ms, 5000, 0, INT_MAX,
 							PGC_SIGHUP, GUC_UNIT_MS, NULL, NULL, NULL);
+	DefineCustomIntVariable("idgen.layout_end_warning",
+							"How long before the snowflake layout runs out the idgen worker starts to log a daily WARNING; 0 turns it off.",
+							NULL, &idgen_layout_end_warning_s, 365 * 86400, 0, INT_MAX,
+							PGC_SIGHUP, GUC_UNIT_S, NULL, NULL, NULL);
 	DefineCustomIntVariable("idgen.clock_wait_timeout",
 							"How long a call waits for the wall clock to come within idgen.max_lead before it fails.",
 							NULL, &idgen_clock_wait_ms, 1000, 0, INT_MAX,

@@ -136,6 +136,10 @@
  *					under LW_SHARED while the allocator writes them, never
  *					sees half of one on a platform without 8-byte stores.
  *	slot.waits		pg_atomic; any caller.
+ *	The shared hash "idgen segment marks" of IdgenSegmentMark, same key:
+ *	the last max_id each tag's allocator committed since the server
+ *	started; entries are never removed.  Inserted and raised by the
+ *	database's allocator under LW_EXCLUSIVE, read by it under LW_SHARED.
  *	cv				broadcast when a slot changes state, gets a segment or is
  *					removed.
  *
@@ -183,6 +187,7 @@
 extern int	idgen_node_id;			/* -1 when unset, IDGEN_NODE_AUTO or _CITUS */
 extern char *idgen_layout_spec;
 extern int	idgen_max_lead_ms;
+extern int	idgen_layout_end_warning_s;
 extern int	idgen_clock_wait_ms;
 extern int	idgen_worker_wait_ms;
 extern int	idgen_segment_max_workers;

@@ -50,11 +50,12 @@ CREATE FUNCTION idgen.snowflake_status(
     OUT clock_waits bigint,
     OUT reservation_waits bigint,
     OUT worker_running boolean,
-    OUT durable_until timestamptz)
+    OUT durable_until timestamptz,
+    OUT layout_end timestamptz)
     AS 'MODULE_PATHNAME', 'snowflake_status'
     LANGUAGE C VOLATILE PARALLEL SAFE;
 COMMENT ON FUNCTION idgen.snowflake_status() IS
-    'State of this server''s snowflake generator: node, layout, last tick, lead, reservation, counters';
+    'State of this server''s snowflake generator: node, layout, last tick, lead, reservation, counters, when the layout runs out';
 
 -- After a change of idgen.layout or idgen.node_id that could make new IDs
 -- smaller than issued ones, snowflake IDs are refused until a superuser
@@ -758,15 +759,23 @@ REVOKE ALL ON FUNCTION idgen.segment_allocate(text, bigint, bigint) FROM PUBLIC;
 -- BEGIN advance
 
 -- A superuser makes every later snowflake and gene ID of this server larger
--- than min_id, durably (state file and reservation row); it also lifts the
+-- than min_id, durably (state file and reservation row).  It never lifts the
 -- refusal of a server started from a backup or after archive recovery with
--- a fixed node id (docs/durability.md, "Restored copies").
+-- a fixed node id (docs/durability.md, "Restored copies"): only
+-- snowflake_resume, whose caller vouches for the original's last ID, does.
 CREATE FUNCTION idgen.snowflake_advance(min_id bigint) RETURNS void
     AS 'MODULE_PATHNAME', 'snowflake_advance'
     LANGUAGE C VOLATILE STRICT;
 COMMENT ON FUNCTION idgen.snowflake_advance(bigint) IS
     'Make every later snowflake and gene ID of this server larger than min_id (superuser only)';
 REVOKE ALL ON FUNCTION idgen.snowflake_advance(bigint) FROM PUBLIC;
+
+CREATE FUNCTION idgen.snowflake_resume(last_id_of_original bigint) RETURNS boolean
+    AS 'MODULE_PATHNAME', 'snowflake_resume'
+    LANGUAGE C VOLATILE STRICT;
+COMMENT ON FUNCTION idgen.snowflake_resume(bigint) IS
+    'Lift the refusal of a restored copy: the caller vouches that last_id_of_original is at or above every snowflake ID the original server issued; every later ID is larger (superuser only); false if nothing was refused';
+REVOKE ALL ON FUNCTION idgen.snowflake_resume(bigint) FROM PUBLIC;
 
 -- END advance
 

@@ -64,6 +64,7 @@ int			idgen_segment_chain_max = IDGEN_SEG_CHAIN_MAX;
 /* Shared state */
 IdgenSegmentShared *idgen_segment = NULL;
 HTAB	   *idgen_segment_hash = NULL;
+HTAB	   *idgen_segment_marks = NULL;
 
 /* A tag this backend has used: where its slot is */
 typedef struct LocalTag
@@ -81,9 +82,11 @@ static LocalTag *last_tag = NULL;
 Size
 idgen_segment_shmem_size(void)
 {
-	return add_size(MAXALIGN(sizeof(IdgenSegmentShared)),
-					hash_estimate_size(idgen_segment_max_tags,
-									   sizeof(IdgenSegmentSlot)));
+	return add_size(add_size(MAXALIGN(sizeof(IdgenSegmentShared)),
+							 hash_estimate_size(idgen_segment_max_tags,
+												sizeof(IdgenSegmentSlot))),
+					hash_estimate_size(IDGEN_SEGMENT_MARKS,
+									   sizeof(IdgenSegmentMark)));
 }
 
 /* Create or attach the shared state; caller holds AddinShmemInitLock */
@@ -108,6 +111,13 @@ idgen_segment_shmem_init(void)
 											  idgen_segment_max_tags,
 											  idgen_segment_max_tags,
 											  &info, HASH_ELEM | HASH_BLOBS);
+	memset(&info, 0, sizeof(info));
+	info.keysize = sizeof(IdgenSegmentKey);
+	info.entrysize = sizeof(IdgenSegmentMark);
+	idgen_segment_marks = ShmemInitHash_compat("idgen segment marks",
+											   IDGEN_SEGMENT_MARKS,
+											   IDGEN_SEGMENT_MARKS,
+											   &info, HASH_ELEM | HASH_BLOBS);
 }
 
 /*

@@ -95,6 +95,21 @@ typedef struct IdgenSegmentSlot
 	char		pad2[PG_CACHE_LINE_SIZE - sizeof(pg_atomic_uint64)];
 } IdgenSegmentSlot;
 
+/*
+ * The highest max_id this server allocated for a tag since it started: an
+ * entry of the shared hash "idgen segment marks", never removed while the
+ * server runs (a tag's slot is), so that no allocation goes back to or
+ * below one made before, whatever idgen.segment_alloc says (segment_alloc.c).
+ */
+typedef struct IdgenSegmentMark
+{
+	IdgenSegmentKey key;		/* hash key; set on insert */
+	int64		max_id;			/* last ID allocated; its database's
+								 * allocator, under the LWLock */
+	TimestampTz warned_at;		/* last warning that max_id is near the
+								 * largest bigint, 0 if none; the same */
+} IdgenSegmentMark;
+
 /* Segment state shared by all processes */
 typedef struct IdgenSegmentShared
 {
@@ -108,6 +123,10 @@ typedef struct IdgenSegmentShared
 /* Shared state (segment.c), NULL until attached */
 extern IdgenSegmentShared *idgen_segment;
 extern HTAB *idgen_segment_hash;
+extern HTAB *idgen_segment_marks;
+
+/* Entries of idgen_segment_marks: tags allocated since the server started */
+#define IDGEN_SEGMENT_MARKS (4 * idgen_segment_max_tags)
 
 /* Shared memory and settings (segment.c, called from module.c) */
 extern Size idgen_segment_shmem_size(void);

@@ -160,6 +160,91 @@ forget_plans(void)
 	}
 }
 
+/*
+ * The last ID this server allocated for a tag of this database since it
+ * started, or 0 if none (segment IDs are at least 1).
+ */
+static int64
+mark_of(const char *tag)
+{
+	IdgenSegmentKey key;
+	IdgenSegmentMark *m;
+	int64		max_id;
+
+	idgen_segment_key(&key, tag);
+	LWLockAcquire(idgen_segment->lock, LW_SHARED);
+	m = hash_search(idgen_segment_marks, &key, HASH_FIND, NULL);
+	max_id = m ? m->max_id : 0;
+	LWLockRelease(idgen_segment->lock);
+	return max_id;
+}
+
+/* A committed allocation of a tag reached max_id: remember it */
+static void
+mark_set(const char *tag, int64 max_id)
+{
+	static bool full_logged = false;
+	IdgenSegmentKey key;
+	IdgenSegmentMark *m;
+	bool		found;
+	bool		near_top = false;
+	TimestampTz now = GetCurrentTimestamp();
+
+	idgen_segment_key(&key, tag);
+	LWLockAcquire(idgen_segment->lock, LW_EXCLUSIVE);
+	m = hash_search(idgen_segment_marks, &key, HASH_ENTER_NULL, &found);
+	if (m != NULL)
+	{
+		if (!found)
+			m->warned_at = 0;
+		if (!found || m->max_id < max_id)
+			m->max_id = max_id;
+		/* Within 1% of the largest bigint: warn, once a day */
+		if (max_id > PG_INT64_MAX - PG_INT64_MAX / 100 &&
+			(m->warned_at == 0 ||
+			 TimestampDifferenceExceeds(m->warned_at, now, 86400 * 1000)))
+		{
+			m->warned_at = now;
+			near_top = true;
+		}
+	}
+	LWLockRelease(idgen_segment->lock);
+	if (near_top)
+		ereport(WARNING,
+				(errcode(ERRCODE_WARNING),
+				 errmsg("idgen: segment tag \"%s\" is within 1%% of the largest bigint: max_id is " INT64_FORMAT,
+						tag, max_id),
+				 errdetail(INT64_FORMAT " IDs are left; once max_id reaches 9223372036854775807 the tag is refused (SQLSTATE 2200H).",
+						   PG_INT64_MAX - max_id),
+				 errhint("Move the tag's users to a new tag before then; this warning comes once a day.")));
+	if (m == NULL && !full_logged)
+	{
+		full_logged = true;
+		ereport(WARNING,
+				(errmsg("idgen: no room to remember the allocations of segment tag \"%s\"", tag),
+				 errdetail("Shared memory remembers the last allocation of %d tags since the server started; for tags beyond them a table edit that lowers max_id is not caught until a restart.",
+						   IDGEN_SEGMENT_MARKS),
+				 errhint("Raise idgen.segment_max_tags (it counts four times here) and restart the server.")));
+	}
+}
+
+/*
+ * The table (or a central server) says a tag continues after max_id, below
+ * the last ID this server allocated for it: its row was moved back outside
+ * idgen (a DELETE and INSERT, a data-only restore of an older dump).  Log
+ * it; the caller continues above the remembered value.
+ */
+static void
+warn_went_back(const char *tag, int64 max_id, int64 mark, const char *where)
+{
+	ereport(WARNING,
+			(errmsg("idgen: segment tag \"%s\" went back: %s says max_id " INT64_FORMAT ", but this server already allocated up to " INT64_FORMAT,
+					tag, where, max_id, mark),
+			 errdetail("The tag's row was changed outside idgen while the server ran (a DELETE and INSERT, or a data-only restore of an older dump)."),
+			 errhint("New segments start above " INT64_FORMAT ", so no ID is handed out twice; the higher value is written back where the table is this server's.",
+					 mark)));
+}
+
 /* Is the slot seen in need still there, with the same generation? */
 static bool
 need_is_current(const SegmentNeed *need)
@@ -222,8 +307,22 @@ allocate(const SegmentNeed *need, int64 *first, int64 *len, int64 *seg_len)
 											  first, len))
 		{
 			case IDGEN_SEGMENT_SERVER_OK:
-				*seg_len = *len;
-				return ALLOC_OK;
+				{
+					int64		mark = mark_of(need->tag);
+
+					if (*first <= mark)
+					{
+						warn_went_back(need->tag, *first - 1, mark,
+									   "the central segment server");
+						if (*first + *len - 1 <= mark)
+							return ALLOC_BUSY;	/* all of it: the next one */
+						*len -= mark + 1 - *first;
+						*first = mark + 1;
+					}
+					mark_set(need->tag, *first + *len - 1);
+					*seg_len = *len;
+					return ALLOC_OK;
+				}
 			case IDGEN_SEGMENT_SERVER_UNKNOWN:
 				return ALLOC_UNKNOWN;
 			case IDGEN_SEGMENT_SERVER_EXHAUSTED:
@@ -299,13 +398,20 @@ allocate(const SegmentNeed *need, int64 *first, int64 *len, int64 *seg_len)
 			bool		isnull;
 			int64		max_id,
 						min_step,
-						step;
+						step,
+						mark;
 
 			max_id = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0],
 												 SPI_tuptable->tupdesc, 1, &isnull));
 			min_step = DatumGetInt32(SPI_getbinval(SPI_tuptable->vals[0],
 												   SPI_tuptable->tupdesc, 2, &isnull));
 			step = next_step(need, Max(min_step, 1));
+			mark = mark_of(need->tag);
+			if (max_id < mark)
+			{
+				warn_went_back(need->tag, max_id, mark, "idgen.segment_alloc");
+				max_id = mark;	/* the UPDATE below writes it back */
+			}
 			if (max_id >= PG_INT64_MAX)
 				result = ALLOC_EXHAUSTED;
 			else
@@ -343,6 +449,9 @@ allocate(const SegmentNeed *need, int64 *first, int64 *len, int64 *seg_len)
 	PopActiveSnapshot();
 	CommitTransactionCommand();
 	pgstat_report_activity(STATE_IDLE, NULL);
+	/* Committed: never below it again while the server runs */
+	if (result == ALLOC_OK)
+		mark_set(need->tag, *first + *len - 1);
 	return result;
 }
 

@@ -704,6 +704,7 @@ segment_currval(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
 				 errmsg("segment tag cannot be null")));
 	t = PG_GETARG_TEXT_PP(0);
+	idgen_segment_check_tag_length(VARDATA_ANY(t), VARSIZE_ANY_EXHDR(t));
 	if (!idgen_currval_segment(VARDATA_ANY(t), VARSIZE_ANY_EXHDR(t), &id, &lost))
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),

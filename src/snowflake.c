@@ -186,7 +186,7 @@ report_blocked(void)
 				 errmsg("snowflake IDs are refused because this server was started from a backup or after archive recovery"),
 				 errdetail("The server it was copied from may have issued IDs with node id %d above the restored high-water mark, and new IDs could repeat them.",
 						   idgen_node_id),
-				 errhint("Have a superuser run SELECT idgen.snowflake_advance(N), with N the largest snowflake ID the original server issued (or any larger ID), or lease node ids from a registry (idgen.node_id = 'auto').")));
+				 errhint("Have a superuser run SELECT idgen.snowflake_resume(N), with N the largest snowflake ID the original server issued (or any larger ID), or lease node ids from a registry (idgen.node_id = 'auto'); snowflake_advance does not lift this refusal.")));
 	ereport(ERROR,
 			(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 			 errmsg("snowflake IDs are refused because idgen.layout or idgen.node_id changed: was layout \"%s\" with node id %d, is layout \"%s\" with node id %d",
@@ -340,6 +340,20 @@ idgen_snowflake_ask_ticks(void)
 
 	layout_limits(&idgen_layout, &tmax, &ask_ticks);
 	return ask_ticks;
+}
+
+/*
+ * Unix microseconds at which the server's layout runs out: the end of its
+ * last usable tick; no snowflake or gene ID is issued from then on.
+ */
+int64
+idgen_snowflake_layout_end_us(void)
+{
+	int64		tmax,
+				ask_ticks;
+
+	layout_limits(&idgen_layout, &tmax, &ask_ticks);
+	return idgen_tick_start(&idgen_layout, tmax + 1);
 }
 
 /* Tell the worker that a call needs ticks up to tick reserved */
@@ -874,15 +888,22 @@ idgen_snowflake_instance_key(void)
 
 /*
  * Make every later snowflake and gene ID larger than min_id
- * (idgen.snowflake_advance): raise the generator to min_id's tick, so that
- * the next ID has a later one, lift a refusal after a restore, and wait until
- * the worker has made a reservation past that tick durable (the state file
- * and the reservation row), so that a crash right after still starts above
+ * (idgen.snowflake_advance and idgen.snowflake_resume): raise the generator
+ * to min_id's tick, so that the next ID has a later one, and wait until the
+ * worker has made a reservation past that tick durable (the state file and
+ * the reservation row), so that a crash right after still starts above
  * min_id.  Refused at once when the next tick would be further ahead of the
- * clock than idgen.max_lead allows: calls would only wait and fail.
+ * clock than idgen.max_lead allows: calls would only wait and fail; and
+ * when min_id is below 1, which every ID already exceeds (or equals).
+ *
+ * Only resume, the caller's word that min_id is at or above the last ID of
+ * the server this one was copied from (snowflake_resume), lifts the refusal
+ * after a restore.  Without it a restored server's refusal stays and the
+ * call fails with it before anything moves: no ID this copy can know of
+ * (its own, a column's maximum) says what the original issued since.
  */
 void
-idgen_snowflake_advance(int64 min_id)
+idgen_snowflake_advance(int64 min_id, bool resume)
 {
 	const IdgenLayout *l = &idgen_layout;
 	IdgenParts	p;
@@ -903,34 +924,44 @@ idgen_snowflake_advance(int64 min_id)
 	now_us = idgen_clock_now_us();
 	now_tick = idgen_tick_of(l, now_us);
 
-	tick = -1;
-	if (min_id >= 0)
-	{
-		idgen_decompose(l, (uint64) min_id, &p);
-		tick = p.tick;
-		if (tick >= tmax ||
-			idgen_compose(l, tick + 1, 0, 0) <= (uint64) min_id)
-			ereport(ERROR,
-					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-					 errmsg("cannot advance the snowflake generator past ID " INT64_FORMAT, min_id),
-					 errdetail("No ID of layout \"%s\" is larger than it.", l->name)));
-		if (tick + 1 - now_tick > lead_max)
-		{
-			int64		ahead_ms = (tick + 1 - now_tick) * l->unit_us / 1000;
+	if (min_id < 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("cannot advance the snowflake generator past ID " INT64_FORMAT, min_id),
+				 errdetail("No snowflake ID is below 1, so an argument below 1 can only be a mistake."),
+				 resume ?
+				 errhint("Pass the largest snowflake ID the original server issued.") :
+				 errhint("Pass the largest ID that every later ID must exceed.")));
+	if (!resume && (idgen_snowflake_blocked_why() & IDGEN_BLOCK_RESTORED))
+		report_blocked();
 
-			ereport(ERROR,
-					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-					 errmsg("cannot advance the snowflake generator past ID " INT64_FORMAT, min_id),
-					 errdetail("IDs above it would be " INT64_FORMAT " ms ahead of the system clock (layout \"%s\", ID time %s), and idgen.max_lead is %d ms.",
-							   ahead_ms, l->name,
-							   timestamptz_to_str(idgen_tick_start(l, tick) - UNIX_TO_PG_US),
-							   idgen_max_lead_ms),
-					 errhint("Set idgen.max_lead to at least " INT64_FORMAT " ms (a reload is enough) and call it again, or wait until the clock has passed the ID's time; if the ID was made under another layout, set idgen.layout to that layout.",
-							 ahead_ms + 1)));
-		}
+	idgen_decompose(l, (uint64) min_id, &p);
+	tick = p.tick;
+	if (tick >= tmax ||
+		idgen_compose(l, tick + 1, 0, 0) <= (uint64) min_id)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("cannot advance the snowflake generator past ID " INT64_FORMAT, min_id),
+				 errdetail("No ID of layout \"%s\" is larger than it.", l->name),
+				 errhint("Pass an ID of this server's layout; if the ID was made under another layout, set idgen.layout to that layout.")));
+	if (tick + 1 - now_tick > lead_max)
+	{
+		int64		ahead_ms = (tick + 1 - now_tick) * l->unit_us / 1000;
+
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("cannot advance the snowflake generator past ID " INT64_FORMAT, min_id),
+				 errdetail("IDs above it would be " INT64_FORMAT " ms ahead of the system clock (layout \"%s\", ID time %s), and idgen.max_lead is %d ms.",
+						   ahead_ms, l->name,
+						   timestamptz_to_str(idgen_tick_start(l, tick) - UNIX_TO_PG_US),
+						   idgen_max_lead_ms),
+				 errhint("Set idgen.max_lead to at least " INT64_FORMAT " ms (a reload is enough) and call it again, or wait until the clock has passed the ID's time; if the ID was made under another layout, set idgen.layout to that layout.",
+						 ahead_ms + 1)));
 	}
 
-	(void) idgen_snowflake_accept(IDGEN_BLOCK_RESTORED);
+
+	if (resume)
+		(void) idgen_snowflake_accept(IDGEN_BLOCK_RESTORED);
 	idgen_snowflake_raise_floor(tick);
 	tick = Max(tick + 1, now_tick);
 	deadline = idgen_clock_monotonic_ms() + idgen_worker_wait_ms;

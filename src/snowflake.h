@@ -34,8 +34,8 @@
  * layout or node id changed so that new IDs could be smaller
  * (snowflake_accept_layout lifts it), or the server was started from a
  * backup or after archive recovery with a fixed node id, so its original may
- * have issued IDs above the restored reservation (snowflake_advance lifts
- * it).
+ * have issued IDs above the restored reservation (only snowflake_resume,
+ * which vouches for the original's last ID, lifts it).
  */
 #define IDGEN_BLOCK_LAYOUT		0x1
 #define IDGEN_BLOCK_RESTORED	0x2
@@ -98,6 +98,7 @@ extern int64 idgen_snowflake_lead_ticks(const IdgenLayout *l);
  * the reservation's end asks the worker for more (snowflake.c)
  */
 extern int64 idgen_snowflake_ask_ticks(void);
+extern int64 idgen_snowflake_layout_end_us(void);
 
 /*
  * Sleep for up to want_ms, but not past deadline (monotonic ms); false,
@@ -123,7 +124,7 @@ extern uint32 idgen_snowflake_blocked_why(void);
 extern bool idgen_snowflake_accept(uint32 why);
 extern bool idgen_snowflake_accept_pending(void);
 extern void idgen_snowflake_unblock(void);
-extern void idgen_snowflake_advance(int64 min_id);
+extern void idgen_snowflake_advance(int64 min_id, bool resume);
 extern int64 idgen_snowflake_file_reservation(void);
 extern void idgen_snowflake_set_file_reservation(int64 until_us);
 extern void idgen_snowflake_set_instance_key(uint64 key);

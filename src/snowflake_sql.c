@@ -70,7 +70,7 @@ snowflake_accept_layout(PG_FUNCTION_ARGS)
 	if (idgen_snowflake_blocked_why() & IDGEN_BLOCK_RESTORED)
 	{
 		ereport(NOTICE,
-				(errmsg("snowflake IDs stay refused until idgen.snowflake_advance() is called"),
+				(errmsg("snowflake IDs stay refused until idgen.snowflake_resume() is called"),
 				 errdetail("This server was started from a backup or after archive recovery.")));
 		PG_RETURN_BOOL(true);
 	}
@@ -93,14 +93,13 @@ PG_FUNCTION_INFO_V1(snowflake_advance);
 
 /*
  * SQL: idgen.snowflake_advance(min_id): a superuser makes every later
- * snowflake and gene ID of this server larger than min_id, durably; it also
- * lifts the refusal of a server started from a backup.
+ * snowflake and gene ID of this server larger than min_id, durably.  It never
+ * lifts the refusal of a server started from a backup (snowflake_resume).
  */
 Datum
 snowflake_advance(PG_FUNCTION_ARGS)
 {
 	int64		min_id = PG_GETARG_INT64(0);
-	bool		restored;
 
 	idgen_require_loaded();
 	if (!superuser())
@@ -108,12 +107,46 @@ snowflake_advance(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
 				 errmsg("permission denied to advance the snowflake generator"),
 				 errdetail("Only a superuser may move the generator of this server.")));
-	restored = (idgen_snowflake_blocked_why() & IDGEN_BLOCK_RESTORED) != 0;
-	idgen_snowflake_advance(min_id);
+	idgen_snowflake_advance(min_id, false);
 	ereport(LOG,
-			(errmsg("idgen: a superuser advanced the snowflake generator past ID " INT64_FORMAT "%s",
-					min_id, restored ? " after a restore; snowflake IDs are issued again" : "")));
+			(errmsg("idgen: a superuser advanced the snowflake generator past ID " INT64_FORMAT,
+					min_id)));
 	PG_RETURN_VOID();
+}
+
+PG_FUNCTION_INFO_V1(snowflake_resume);
+
+/*
+ * SQL: idgen.snowflake_resume(last_id_of_original): a superuser vouches
+ * that last_id_of_original is at or above every snowflake ID the server this
+ * one was copied from issued; the generator moves above it, as
+ * snowflake_advance does, and the refusal after a restore is lifted.  True
+ * if it lifted one, false if none was in force (the generator is advanced
+ * all the same).
+ */
+Datum
+snowflake_resume(PG_FUNCTION_ARGS)
+{
+	int64		last_id = PG_GETARG_INT64(0);
+	bool		restored;
+
+	idgen_require_loaded();
+	if (!superuser())
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("permission denied to resume snowflake IDs"),
+				 errdetail("Only a superuser may vouch for the last ID of the server this one was copied from.")));
+	restored = (idgen_snowflake_blocked_why() & IDGEN_BLOCK_RESTORED) != 0;
+	idgen_snowflake_advance(last_id, true);
+	if (restored)
+		ereport(LOG,
+				(errmsg("idgen: a superuser resumed snowflake IDs after a restore above ID " INT64_FORMAT ", vouched for as the original server's last",
+						last_id)));
+	else
+		ereport(LOG,
+				(errmsg("idgen: a superuser advanced the snowflake generator past ID " INT64_FORMAT,
+						last_id)));
+	PG_RETURN_BOOL(restored);
 }
 
 PG_FUNCTION_INFO_V1(snowflake_nextval);
@@ -133,8 +166,8 @@ snowflake_status(PG_FUNCTION_ARGS)
 {
 	const IdgenLayout *l = &idgen_layout;
 	TupleDesc	tupdesc;
-	Datum		values[11];
-	bool		nulls[11] = {0};
+	Datum		values[12];
+	bool		nulls[12] = {0};
 	uint64		state;
 	int64		tick,
 				now_tick,
@@ -185,7 +218,9 @@ snowflake_status(PG_FUNCTION_ARGS)
 		values[10] = TimestampTzGetDatum(file_until_us - UNIX_TO_PG_US);
 	else
 		nulls[10] = true;
-	if (tupdesc->natts != 10 && tupdesc->natts != 11)
+	/* Since 0.4.0: when the layout runs out */
+	values[11] = TimestampTzGetDatum(idgen_snowflake_layout_end_us() - UNIX_TO_PG_US);
+	if (tupdesc->natts < 10 || tupdesc->natts > 12)
 		elog(ERROR, "unexpected result row of %d columns", tupdesc->natts);
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));
 }

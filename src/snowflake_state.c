@@ -443,6 +443,38 @@ idgen_snowflake_state_wanted(void)
 		idgen_snowflake_top_tick() + idgen_snowflake_ask_ticks() >= end;
 }
 
+/*
+ * Once a day, while less than idgen.layout_end_warning is left before the
+ * layout runs out, say so (the idgen worker, each reservation round)
+ */
+static void
+warn_layout_end(void)
+{
+	static int64 warned_ms = -1;	/* monotonic ms of the last warning */
+	int64		end_us = idgen_snowflake_layout_end_us();
+	int64		left_us = end_us - idgen_clock_now_us();
+	int64		now_ms = idgen_clock_monotonic_ms();
+
+	if (idgen_layout_end_warning_s <= 0 ||
+		left_us >= (int64) idgen_layout_end_warning_s * USECS_PER_SEC)
+		return;
+	if (warned_ms >= 0 && now_ms - warned_ms < (int64) 86400 * 1000)
+		return;
+	warned_ms = now_ms;
+	ereport(WARNING,
+			(errcode(ERRCODE_WARNING),
+			 left_us > 0 ?
+			 errmsg("idgen: snowflake layout \"%s\" runs out at %s, in " INT64_FORMAT " days",
+					idgen_layout.name,
+					timestamptz_to_str(end_us - UNIX_TO_PG_US),
+					left_us / USECS_PER_DAY) :
+			 errmsg("idgen: snowflake layout \"%s\" ran out at %s",
+					idgen_layout.name,
+					timestamptz_to_str(end_us - UNIX_TO_PG_US)),
+			 errdetail("From then on snowflake and gene IDs are refused (SQLSTATE 22008): no ID of the layout is later."),
+			 errhint("Move to a layout with a later end before then (docs/durability.md, \"Changing the layout\"); idgen.layout_end_warning sets how early this daily warning starts.")));
+}
+
 void
 idgen_snowflake_state_step(long *sleep_ms)
 {
@@ -458,6 +490,8 @@ idgen_snowflake_state_step(long *sleep_ms)
 	static int64 last_written_us = -1;	/* last reservation this worker wrote */
 	bool		primary;
 	Oid			relid;
+
+	warn_layout_end();
 
 	/*
 	 * A transaction begun during recovery stays read-only after a promotion,

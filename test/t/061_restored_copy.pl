@@ -4,15 +4,19 @@
 #
 # Fixed node id:
 #  - PITR to a restore point (recovery.signal) with the clock 40 s behind:
-#    snowflake IDs are refused (55000, the hint names snowflake_advance),
-#    still after a restart; a superuser's snowflake_advance(max of the
+#    snowflake IDs are refused (55000, the hint names snowflake_resume),
+#    still after a restart; a superuser's snowflake_resume(max of the
 #    original's IDs) lifts it, and every new ID is above every ID of the
 #    original, also after a crash right after it, for gene IDs too, and
 #    after a clean restart with the clock further back; an advance beyond
 #    idgen.max_lead is refused at once (22023) with a hint naming the
 #    max_lead that would allow it;
-#  - a base backup started as a plain server (backup_label): refused the
-#    same way.
+#  - a base backup started as a plain server (backup_label) beside the
+#    running original, its clock 40 s behind: refused the same way;
+#    snowflake_advance(-1) and (0) are 22023, snowflake_advance(1), of the
+#    copy's own last ID and adopt_column of a table holding the original's
+#    latest ID leave the refusal in place (55000); snowflake_resume lifts it
+#    and no ID of the original comes again.
 # idgen.node_id = 'auto':
 #  - a base backup of the running original started beside it: another
 #    node id, no ID of the original's;
@@ -100,7 +104,7 @@ my ($ret, $out, $err) = try_sql($pitr, 'SELECT idgen.snowflake_nextval()');
 isnt($ret, 0, 'after PITR with a fixed node id, snowflake IDs are refused');
 like($err, qr/55000: snowflake IDs are refused because this server was started from a backup or after archive recovery/,
 	'with 55000 saying why');
-like($err, qr/snowflake_advance/, 'and the hint names snowflake_advance');
+like($err, qr/snowflake_resume/, 'and the hint names snowflake_resume');
 ($ret, $out, $err) = try_sql($pitr, q{SELECT idgen.gene_id('alice', 3)});
 like($err, qr/55000: snowflake IDs are refused/, 'gene IDs too');
 
@@ -117,10 +121,10 @@ $pitr->safe_psql('postgres', q{CREATE ROLE plain LOGIN; GRANT USAGE ON SCHEMA id
 like($err, qr/42501/, 'a role that is not a superuser cannot advance (42501)');
 
 my $orig_max = max_of(@orig_ids);
-$pitr->safe_psql('postgres', "SELECT idgen.snowflake_advance($orig_max)");
+$pitr->safe_psql('postgres', "SELECT idgen.snowflake_resume($orig_max)");
 my $pitr_ids = draw_ids($pitr, 20000);
 cmp_ok(min_of(@$pitr_ids), '>', $orig_max,
-	'after snowflake_advance every ID is above every ID of the original');
+	'after snowflake_resume every ID is above every ID of the original');
 is(scalar(repeated(\@orig_ids, $pitr_ids)), 0, 'no ID of the original again');
 
 # A crash right after an advance: still above it
@@ -158,16 +162,51 @@ like($err, qr/HINT:  Set idgen.max_lead to at least \d+ ms/, 'and the hint says 
 $pitr->stop;
 
 # A base backup started as a plain server (backup_label, no signal file)
+# beside the running original, its clock 40 s behind: refused the same way,
+# and no call but snowflake_resume lifts the refusal
+start_node($orig);
 my $clone = PostgreSQL::Test::Cluster->new('clone');
 $clone->init_from_backup($orig, 'base');
 $clone->append_conf('postgresql.conf', "archive_mode = off\n");
-$clone->start;
+enable_faketime($clone);
+set_clock($clone, '-40');
+start_node($clone);
+my $beside = draw_ids($orig, 20000);
+push @orig_ids, @$beside;
+my $refused = qr/55000: snowflake IDs are refused because this server was started from a backup/;
 ($ret, $out, $err) = try_sql($clone, 'SELECT idgen.snowflake_nextval()');
-like($err, qr/55000: snowflake IDs are refused because this server was started from a backup/,
-	'a base backup started as a plain server refuses IDs too');
-$clone->safe_psql('postgres', "SELECT idgen.snowflake_advance($orig_max)");
+like($err, $refused, 'a base backup started beside the running original refuses IDs too');
+like($err, qr/HINT:  .*snowflake_resume\(N\)/, 'and the hint names snowflake_resume');
+for my $n (-1, 0)
+{
+	($ret, $out, $err) = try_sql($clone, "SELECT idgen.snowflake_advance($n)");
+	like($err, qr/22023: cannot advance the snowflake generator past ID $n/,
+		"snowflake_advance($n) is refused (22023)");
+}
+# 1, the copy's own last ID, and a column whose maximum is the original's
+# latest ID: the refusal stays, with its own error
+$clone->safe_psql('postgres', qq{
+	CREATE TABLE orders (id bigint PRIMARY KEY);
+	INSERT INTO orders VALUES ($beside->[-1]);
+});
+for my $call ('SELECT idgen.snowflake_advance(1)',
+	"SELECT idgen.snowflake_advance($before->[-1])",
+	q{SELECT idgen.adopt_column('orders', 'id')})
+{
+	($ret, $out, $err) = try_sql($clone, $call);
+	like($err, $refused, "$call leaves the refusal in place (55000)");
+}
+($ret, $out, $err) = try_sql($clone, 'SELECT idgen.snowflake_nextval()');
+like($err, $refused, 'and IDs are still refused after all of them');
+# The original stops; the copy takes over once a superuser vouches for its
+# last ID
+$orig->stop('fast');
+$orig_max = max_of(@orig_ids);
+is($clone->safe_psql('postgres', "SELECT idgen.snowflake_resume($orig_max)"), 't',
+	'snowflake_resume lifts the refusal (true)');
 my $clone_ids = draw_ids($clone, 5000);
-cmp_ok(min_of(@$clone_ids), '>', $orig_max, 'and is above the original once advanced');
+cmp_ok(min_of(@$clone_ids), '>', $orig_max, 'and every ID is above the original once resumed');
+is(scalar(repeated(\@orig_ids, $clone_ids)), 0, 'no ID of the original again');
 $clone->stop;
 
 # --- idgen.node_id = 'auto': copies put back in place, a live clone ----
