@@ -153,7 +153,7 @@ sub client
 		for my $step (@{ $c{build} // [] })
 		{
 			my ($ok, $out, $err) = run_cmd($step, dir => $sub, env => $c{env});
-			ok($ok, "$c{what}: builds") or diag($err);
+			ok($ok, "$c{what}: builds: " . ($step->[-1] =~ s/\s+/ /gr)) or diag($err);
 			return unless $ok;
 		}
 		# IPC::Run finds the program before it changes folder
@@ -240,7 +240,7 @@ client(
 		CARGO_HOME => "$cache/cargo-home",
 		CARGO_TARGET_DIR => "$cache/cargo-target",
 		HOME => $cache },
-	run => ["$cache/cargo-target/release/idgen-example"]);
+	run => ["$cache/cargo-target/debug/idgen-example"]);
 
 $node->stop;
 done_testing();
