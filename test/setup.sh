@@ -37,8 +37,10 @@ optional=(postgresql-$PG_MAJOR-partman postgresql-$PG_MAJOR-pglogical
 	libhibernate3-java libjavassist-java nodejs node-pg)
 
 # Neighbouring tools, tested on one version only (IDGEN_NEIGHBOURS_MAJOR,
-# test/pg_major.sh): on the others they are neither installed nor recorded
-neighbours=()
+# test/pg_major.sh): on the others they are neither installed nor recorded.
+# The Go, Ruby, PHP and Rust clients of docs/clients.md (t/098).
+neighbours=(golang-go golang-github-lib-pq-dev golang-github-jackc-pgx-v4-dev
+	ruby-pg ruby-activerecord php-cli php-pgsql cargo librust-tokio-postgres-dev)
 if [ "$PG_MAJOR" = "$IDGEN_NEIGHBOURS_MAJOR" ]; then
 	optional+=("${neighbours[@]}")
 fi
