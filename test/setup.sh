@@ -38,7 +38,7 @@ optional=(postgresql-$PG_MAJOR-partman postgresql-$PG_MAJOR-pglogical
 
 # Neighbouring tools, tested on one version only (IDGEN_NEIGHBOURS_MAJOR,
 # test/pg_major.sh): on the others they are neither installed nor recorded
-neighbours=()
+neighbours=(patroni etcd-server etcd-client postgresql-$PG_MAJOR-auto-failover)
 if [ "$PG_MAJOR" = "$IDGEN_NEIGHBOURS_MAJOR" ]; then
 	optional+=("${neighbours[@]}")
 fi
