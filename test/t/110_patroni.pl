@@ -447,8 +447,14 @@ for my $c (@clients)
 {
 	my $ids = received($c);
 	my $err = slurp_file($c->{err});
-	my $failed = () = $err =~ /ERROR|FATAL|could not|lost/g;
-	note "client $c->{name}: " . scalar(@$ids) . " IDs received, $failed error lines";
+	# A statement that failed, idgen's errors among them, and a connection
+	# attempt that found no writable server
+	my $failed = () = $err =~ /^psql:[^:]+:\d+: (?:ERROR|FATAL|error|no connection)/mg;
+	my $idgen = () = $err =~ /ERROR:  (?:58000|55000|25006)/g;
+	my $refused = () = $err =~ /^psql: error:/mg;
+	note "client $c->{name}: " . scalar(@$ids)
+	  . " IDs received; $failed statements failed ($idgen with an error of idgen), $refused connection attempts failed";
+	is($idgen, 0, "client $c->{name}: no call failed with an error of idgen");
 	if ($c->{name} eq 'segment') { push @seg, $ids; next; }
 	push @snow, $ids;
 	is(first_disorder($ids), -1,
