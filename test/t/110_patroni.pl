@@ -15,8 +15,10 @@
 #  1. a planned switchover through patronictl;
 #  2. an unplanned one: kill -9 of the primary's postmaster and of its
 #     Patroni (the node is then started again and rejoins);
-#  3. the same kill where the replica's clock is 30 s behind the primary's
-#     (test/fakeclock.c preloaded into each Patroni, so into the postgres it
+#  3. the same kill where the replica's clock is 90 s behind the primary's
+#     (far more than a failover takes, so that the new primary's clock is
+#     still below the old primary's last ID however slow the machine:
+#     checked) (test/fakeclock.c preloaded into each Patroni, so into the postgres it
 #     forks; checked with clock_timestamp()) and its walreceiver is stopped
 #     (SIGSTOP) for a moment before the kill, so WAL was not yet sent.
 # Asserted: no ID received twice (snowflake and segment, all clients, all
@@ -25,9 +27,12 @@
 # before it; the new primary's clock was behind the old primary's last ID.
 # Timings are only printed (notes), never asserted.
 #
-# IDGEN_HA_UNSAFE=1 runs the same with Patroni's default asynchronous mode
-# (a run by hand, not in CI: its outcome is written in
-# docs/high-availability.md, and is expected to fail).
+# Runs by hand, not in CI, whose outcomes docs/high-availability.md gives:
+# IDGEN_HA_MODE=async runs the same with Patroni's default asynchronous
+# mode (it is expected to fail); IDGEN_HA_MODE=auto asynchronously with
+# idgen.node_id = 'auto' and a registry (a plain server started here), where
+# the order assertions do not apply (a promoted node issues under a node id
+# of its own, with its own clock) and are only noted.
 use strict;
 use warnings;
 
@@ -48,7 +53,8 @@ for my $prog (qw(patroni patronictl etcd))
 	  unless grep { -x "$_/$prog" } split /:/, $ENV{PATH};
 }
 
-my $unsafe = $ENV{IDGEN_HA_UNSAFE} // 0;
+my $mode = $ENV{IDGEN_HA_MODE} // 'sync';
+die "IDGEN_HA_MODE is sync, async or auto" unless $mode =~ /^(sync|async|auto)$/;
 my $tmp = $PostgreSQL::Test::Utils::tmp_check . '/patroni';
 make_path($tmp);
 my $bindir = `pg_config --bindir`;
@@ -124,7 +130,24 @@ wait_until('etcd',
 	sub { $http->get("http://127.0.0.1:$etcd_port/health")->{success} });
 
 # --- two Patroni nodes ---
-my $sync = $unsafe ? 'false' : 'true';
+my $sync = $mode eq 'sync' ? 'true' : 'false';
+my $node_id = '1';
+if ($mode eq 'auto')
+{
+	my $registry = idgen_node('registry', preload => 0,
+		conf => "idgen.node_lease_guard = '2min'\n");
+	$registry->start;
+	$registry->safe_psql('postgres', q{
+		CREATE EXTENSION idgen;
+		CREATE ROLE leaser LOGIN;
+		GRANT EXECUTE ON FUNCTION
+			idgen.node_lease_acquire(text, text, int, int, int, bigint),
+			idgen.node_lease_renew(text, int, text, int, bigint) TO leaser;
+	});
+	$node_id = "auto\n        idgen.node_namespace: ha\n"
+	  . "        idgen.node_registry: 'host=" . $registry->host
+	  . ' port=' . $registry->port . " dbname=postgres user=leaser'";
+}
 my %node;
 for my $name (qw(n1 n2))
 {
@@ -160,9 +183,9 @@ bootstrap:
       use_pg_rewind: true
       parameters:
         shared_preload_libraries: idgen
-        idgen.node_id: 1
+        idgen.node_id: $node_id
         idgen.database: postgres
-        idgen.max_lead: 1min
+        idgen.max_lead: 2min
         wal_log_hints: 'on'
         max_connections: 30
         shared_buffers: 16MB
@@ -266,7 +289,7 @@ sub other { my ($n) = @_; return $node{ $n->{name} eq 'n1' ? 'n2' : 'n1' }; }
 sub replica_ready
 {
 	my ($n) = @_;
-	my $want = $unsafe ? 'replica' : 'sync';
+	my $want = $mode eq 'sync' ? 'sync' : 'replica';
 	wait_until("$n->{name} as $want standby", sub {
 		(api($n, $want) // 0) == 200
 		  && (sql($n, 'SELECT status FROM pg_stat_wal_receiver'))[1] eq 'streaming';
@@ -358,8 +381,17 @@ sub check_after
 	my $seg = safe_sql($n, "SELECT idgen.segment_nextval('orders')");
 	note sprintf('%s: %.1f s from the start to a writable new primary %s',
 		$label, time() - $t0, $n->{name});
-	cmp_ok($new, '>', $smax,
-		"$label: a snowflake ID of the new primary is above every one received before");
+	if ($mode eq 'auto')
+	{
+		note "$label: the new primary's snowflake ID $new, node id "
+		  . safe_sql($n, "SELECT node_id FROM idgen.id_decode($new)")
+		  . ", is " . ($new > $smax ? 'above' : 'below') . " the largest received before, $smax";
+	}
+	else
+	{
+		cmp_ok($new, '>', $smax,
+			"$label: a snowflake ID of the new primary is above every one received before");
+	}
 	cmp_ok($seg, '>', $gmax,
 		"$label: a segment ID of the new primary is above every one received before");
 	clients_progress();
@@ -412,13 +444,13 @@ start_patroni($old);
 replica_ready($old);
 clients_progress();
 
-# --- 3. kill while the replica's clock is 30 s behind and its WAL held ---
+# --- 3. kill while the replica's clock is 90 s behind and its WAL held ---
 $old = $primary;
 my $next = other($old);
-clock($next, '-30');
+clock($next, '-90');
 my $skew = safe_sql($old, 'SELECT extract(epoch FROM clock_timestamp())')
   - safe_sql($next, 'SELECT extract(epoch FROM clock_timestamp())');
-cmp_ok($skew, '>', 20, "clock: the replica's clock is behind the primary's ($skew s)");
+cmp_ok($skew, '>', 80, "clock: the replica's clock is behind the primary's ($skew s)");
 my $walrcv = safe_sql($next, 'SELECT pid FROM pg_stat_wal_receiver');
 kill 'STOP', $walrcv;
 usleep(1_500_000);
@@ -458,7 +490,8 @@ for my $c (@clients)
 	if ($c->{name} eq 'segment') { push @seg, $ids; next; }
 	push @snow, $ids;
 	is(first_disorder($ids), -1,
-		"client $c->{name}: its snowflake IDs increase through every failover");
+		"client $c->{name}: its snowflake IDs increase through every failover")
+	  unless $mode eq 'auto';
 }
 my @dups = duplicates(@snow);
 is(scalar @dups, 0, 'no snowflake ID received twice, across clients and failovers')
