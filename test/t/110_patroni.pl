@@ -460,7 +460,7 @@ kill 'STOP', @walsnd;
 usleep(1_500_000);
 my $last_old = snowflake_max();
 my $held = safe_sql($old, 'SELECT pg_current_wal_lsn()');
-note "clock: WAL held back: the primary is at $held, the $who has received "
+note "clock: WAL held back: the primary is at $held, the replica has received "
   . safe_sql($next, 'SELECT pg_last_wal_receive_lsn()');
 $t0 = time();
 kill 'KILL', @walsnd;
