@@ -393,7 +393,8 @@ my ($sw_out, $sw_err) = ('', '');
 {
 	local %ENV = (%ENV, %xdg);
 	IPC::Run::run(
-		[ 'pg_autoctl', 'perform', 'switchover', '--monitor', $monitor_uri ],
+		[ 'pg_autoctl', 'perform', 'switchover', '--monitor', $monitor_uri,
+		  '--wait', $PostgreSQL::Test::Utils::timeout_default ],
 		'<', \undef, '>', \$sw_out, '2>', \$sw_err)
 	  or die "pg_autoctl perform switchover failed: $sw_out $sw_err";
 }
