@@ -38,9 +38,11 @@ optional=(postgresql-$PG_MAJOR-partman postgresql-$PG_MAJOR-pglogical
 
 # Neighbouring tools, tested on one version only (IDGEN_NEIGHBOURS_MAJOR,
 # test/pg_major.sh): on the others they are neither installed nor recorded.
-# The Go, Ruby, PHP and Rust clients of docs/clients.md (t/098).
+# The Go, Ruby, PHP and Rust clients of docs/clients.md (t/098); the
+# failover managers of docs/high-availability.md (t/110, t/111).
 neighbours=(golang-go golang-github-lib-pq-dev golang-github-jackc-pgx-v4-dev
-	ruby-pg ruby-activerecord php-cli php-pgsql cargo librust-tokio-postgres-dev)
+	ruby-pg ruby-activerecord php-cli php-pgsql cargo librust-tokio-postgres-dev
+	patroni etcd-server etcd-client postgresql-$PG_MAJOR-auto-failover)
 if [ "$PG_MAJOR" = "$IDGEN_NEIGHBOURS_MAJOR" ]; then
 	optional+=("${neighbours[@]}")
 fi
