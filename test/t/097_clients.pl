@@ -45,7 +45,7 @@ my %block;
 }
 # (other languages' sections, with their own tests, may follow: only these
 # are required here)
-my @mine = qw(setup psycopg psycopg2 sqlalchemy django-model django-migration django
+my @mine = qw(setup psycopg psycopg2 sqlalchemy django-model django-migration django django-db-default django-db-default-use django-db-default-bulk
   jdbc hibernate-entity hibernate-invoice hibernate-xml hibernate hibernate-run hibernate-no-keys
   node node-json node-pitfall knex-migration knex sequelize typeorm drizzle);
 is(join(',', grep { !$block{$_} } @mine), '', 'docs/clients.md has the client examples of this test');
@@ -203,6 +203,20 @@ SKIP:
 	}
 }
 
+# The settings of the Django projects below (the page's examples are the app)
+my $django_settings = q{
+import os
+SECRET_KEY = "test"
+USE_TZ = True
+INSTALLED_APPS = ["shop"]
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+DATABASES = {"default": {
+    "ENGINE": "django.db.backends.postgresql",
+    "NAME": os.environ["PGDATABASE"], "HOST": os.environ["PGHOST"],
+    "PORT": os.environ["PGPORT"], "USER": os.environ["PGUSER"]}}
+};
+my $django_version = '';
+
 SKIP:
 {
 	my $v = $have_python && works([ $py, '-c', 'import django' ])
@@ -215,25 +229,16 @@ SKIP:
 	skip why("Django $v: python3-psycopg2 is not installed"), 16
 	  unless works([ $py, '-c', 'import psycopg2' ])
 	  || ($new && works([ $py, '-c', 'import psycopg' ]));
+	$django_version = $v;
 	my $proj = "$dir/django";
 	make_path("$proj/shop/migrations");
-	write_file("$proj/settings.py", q{
-import os
-SECRET_KEY = "test"
-USE_TZ = True
-INSTALLED_APPS = ["shop"]
-DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
-DATABASES = {"default": {
-    "ENGINE": "django.db.backends.postgresql",
-    "NAME": os.environ["PGDATABASE"], "HOST": os.environ["PGHOST"],
-    "PORT": os.environ["PGPORT"], "USER": os.environ["PGUSER"]}}
-});
+	write_file("$proj/settings.py", $django_settings);
 	write_file("$proj/shop/__init__.py", '');
 	write_file("$proj/shop/migrations/__init__.py", '');
 	write_file("$proj/shop/models.py", $block{'django-model'}{code});
 	# As the application's role: it owns the tables and adopts the column
-	my %env = (env => { DJANGO_SETTINGS_MODULE => 'settings', PYTHONPATH => $proj,
-			PGUSER => $app });
+	my %env = (env => { DJANGO_SETTINGS_MODULE => 'settings',
+			PYTHONPATH => join(':', $proj, $ENV{PYTHONPATH} // ()), PGUSER => $app });
 	my ($ok, $out, $err) = run_cmd([ $py, '-m', 'django', 'makemigrations', 'shop' ], %env);
 	ok($ok && -e "$proj/shop/migrations/0001_initial.py", "Django $v: makemigrations wrote 0001_initial")
 	  or diag($out . $err);
@@ -263,6 +268,53 @@ DATABASES = {"default": {
 	($ok, $out, $err) = run_cmd([ $py, $script ], %env);
 	ok($ok, 'Django example runs') or diag($err);
 	check_example('Django', $out, 'dj_orders', 'dj_invoices');
+}
+
+# Django 5.0 and later: the keys' database defaults from the models
+# (db_default), made by makemigrations' own migration
+SKIP:
+{
+	my $v = $django_version;
+	skip why($v eq '' ? 'Django db_default: Django did not run above'
+		  : "Django $v has no db_default (5.0 and later)"), 15
+	  unless $v =~ /^(\d+)\./ && $1 >= 5;
+	my $proj = "$dir/django5";
+	make_path("$proj/shop/migrations");
+	# The same package "shop" under its own label, so that its migrations
+	# are not taken for those of the project above (same database)
+	write_file("$proj/settings.py",
+		$django_settings . qq{INSTALLED_APPS = ["shop.apps.Shop5"]\n});
+	write_file("$proj/shop/apps.py",
+		qq{from django.apps import AppConfig\n\n\nclass Shop5(AppConfig):\n    name = "shop"\n    label = "shop5"\n});
+	write_file("$proj/shop/__init__.py", '');
+	write_file("$proj/shop/migrations/__init__.py", '');
+	write_file("$proj/shop/models.py", $block{'django-db-default'}{code});
+	my %env = (env => { DJANGO_SETTINGS_MODULE => 'settings',
+			PYTHONPATH => join(':', $proj, $ENV{PYTHONPATH} // ()), PGUSER => $app });
+	my ($ok, $out, $err) = run_cmd([ $py, '-m', 'django', 'makemigrations', 'shop5' ], %env);
+	ok($ok && -e "$proj/shop/migrations/0001_initial.py", "Django $v db_default: makemigrations wrote 0001_initial")
+	  or diag($out . $err);
+	($ok, $out, $err) = run_cmd([ $py, '-m', 'django', 'migrate', 'shop5' ], %env);
+	ok($ok, 'Django db_default: migrate applies 0001') or diag($out . $err);
+	is($node->safe_psql('postgres', q{
+			SELECT string_agg(pg_get_expr(d.adbin, d.adrelid), ', ' ORDER BY d.adrelid::regclass::text)
+			FROM pg_attrdef d
+			JOIN pg_attribute a ON a.attrelid = d.adrelid AND a.attnum = d.adnum
+			WHERE d.adrelid IN ('webapp.dj5_orders'::regclass, 'webapp.dj5_invoices'::regclass)
+			AND a.attname = 'id'}),
+		"idgen.segment_nextval('invoice'::text), idgen.snowflake_nextval()",
+		'Django db_default: the key columns default to segment_nextval and snowflake_nextval');
+	my $script = write_file("$proj/use_orders.py",
+		"import django\ndjango.setup()\n" . $block{'django-db-default-use'}{code});
+	($ok, $out, $err) = run_cmd([ $py, $script ], %env);
+	ok($ok, 'Django db_default example runs') or diag($err);
+	check_example('Django db_default', $out, 'dj5_orders', 'dj5_invoices');
+	# What the page says of bulk_create: the key is not read back
+	$script = write_file("$proj/bulk.py",
+		"import django\ndjango.setup()\n" . $block{'django-db-default-bulk'}{code});
+	($ok, $out, $err) = run_cmd([ $py, $script ], %env);
+	like($out, qr/^bulk_create key: DatabaseDefault$/m,
+		'Django db_default: bulk_create leaves the key unset, as the page says') or diag($out . $err);
 }
 
 SKIP:
