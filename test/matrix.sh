@@ -222,6 +222,23 @@ make_root() {
 	touch "$root/.idgen-matrix-ready"
 }
 
+# This machine's own CA certificates (/usr/local/share/ca-certificates: a
+# company's or a proxy's), so that TLS clients in the chroot (npm, for
+# t/097's JavaScript ORMs) reach what this machine reaches; apt uses the
+# mirror of this machine's sources.  The chroot's ca-certificates takes
+# them in when it is installed, or here when it already is.
+trust_host_cas() {
+	local root=$1
+	compgen -G '/usr/local/share/ca-certificates/*' >/dev/null || return 0
+	mkdir -p "$root/usr/local/share/ca-certificates"
+	cp -r /usr/local/share/ca-certificates/. "$root/usr/local/share/ca-certificates/"
+	if [ -x "$root/usr/sbin/update-ca-certificates" ]; then
+		in_root "$root" update-ca-certificates >/dev/null 2>&1 ||
+			echo "matrix: update-ca-certificates failed in $root" >&2
+	fi
+	return 0
+}
+
 # Run a command in the chroot, as root, with a clean environment
 in_root() {
 	local root=$1
@@ -260,6 +277,7 @@ run_version() {
 	fi
 
 	cp /etc/resolv.conf "$root/etc/resolv.conf" 2>/dev/null
+	trust_host_cas "$root"
 	current_root=$root
 	if ! mount_root "$root"; then
 		cleanup_root "$root"

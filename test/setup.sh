@@ -81,6 +81,8 @@ write_record() {
 # (a Node.js from elsewhere brings its own).  A failure is loud, and leaves
 # no package.json in the cache, so the next run tries again.
 npm_cache=${IDGEN_NPM_CACHE:-/var/cache/idgen-npm}
+# Written when that failed, read by test/run.sh (a failure there)
+npm_failed=/var/lib/idgen-setup-npm-failed
 npm_packages() {
 	[ "$(id -u)" -eq 0 ] && [ $build_only = 0 ] && [ "$PG_MAJOR" = "$IDGEN_NEIGHBOURS_MAJOR" ] || return 0
 	local want
@@ -90,7 +92,8 @@ npm_packages() {
 		echo "setup: installing npm"
 		apt-get install -y -qq npm >/dev/null ||
 			{ apt-get update -qq && apt-get install -y -qq npm >/dev/null; } ||
-			{ echo "setup: FAILED to install npm: the npm ORM tests of t/097 skip" >&2; return 0; }
+			{ echo "setup: FAILED to install npm: the npm ORM tests of t/097 skip" \
+				"and test/run.sh fails" >&2; echo npm >"$npm_failed"; return 0; }
 	fi
 	echo "setup: installing the npm packages of $want into $npm_cache"
 	mkdir -p "$npm_cache"
@@ -99,9 +102,12 @@ npm_packages() {
 	mv "$npm_cache/package.json.new" "$npm_cache/package.json"
 	if ! (cd "$npm_cache" && npm install --no-audit --no-fund --ignore-scripts --omit=dev >/dev/null); then
 		rm -f "$npm_cache/package.json"
-		echo "setup: FAILED to install the npm packages: the npm ORM tests of t/097 skip;" \
-			"the next run tries again" >&2
+		echo "setup: FAILED to install the npm packages: the npm ORM tests of t/097 skip" \
+			"and test/run.sh fails; the next run tries again" >&2
+		echo "$want" >"$npm_failed"
+		return 0
 	fi
+	rm -f "$npm_failed"
 	return 0
 }
 
