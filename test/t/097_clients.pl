@@ -13,6 +13,10 @@
 # Django's migration runs as that role and adopts its two key columns,
 # which then have the snowflake and the segment default and no sequence
 # left (Django 3.2 with psycopg2, 4.2 and later with either driver);
+# Drizzle's tables come from the page's schema through drizzle-kit generate
+# (the migration it writes is the page's) and drizzle-orm's migrator run as
+# that role, whose migrations table in its schema records the migration;
+# drizzle-orm's migrate() as it is fails there with 42501, as the page says.
 # Hibernate inserts without the key (IDENTITY), and fails as
 # docs/clients.md says with generated keys off and with AUTO or SEQUENCE;
 # node-postgres and the ORMs give IDs as strings (Drizzle: BigInt), never
@@ -21,6 +25,7 @@
 # finds no row.  A client whose package is missing is skipped with a line.
 use strict;
 use warnings;
+use Digest::SHA qw(sha256_hex);
 use File::Path qw(make_path);
 use IPC::Run;
 use PostgreSQL::Test::Cluster;
@@ -47,7 +52,8 @@ my %block;
 # are required here)
 my @mine = qw(setup psycopg psycopg2 sqlalchemy django-model django-migration django django-db-default django-db-default-use django-db-default-bulk
   jdbc hibernate-entity hibernate-invoice hibernate-xml hibernate hibernate-run hibernate-no-keys
-  node node-json node-pitfall knex-migration knex sequelize typeorm drizzle);
+  node node-json node-pitfall knex-migration knex sequelize typeorm
+  drizzle-schema drizzle-config drizzle-generate drizzle-migration drizzle);
 is(join(',', grep { !$block{$_} } @mine), '', 'docs/clients.md has the client examples of this test');
 
 my $node = idgen_node('clients', node_id => 5, conf => "listen_addresses = '127.0.0.1'\n");
@@ -453,14 +459,16 @@ for my $orm (
 {
 	my ($name, $orders, $invoices, $type) = @$orm;
 	my $package = $name eq 'drizzle' ? 'drizzle-orm' : $name;
+	# run, check_example's 10, the ID's type; Drizzle's migration 4 more
+	my $tests = $name eq 'drizzle' ? 16 : 12;
   SKIP:
 	{
-		skip why("$name: the npm ORMs are tested on PostgreSQL $neighbours_major only"), 11
+		skip why("$name: the npm ORMs are tested on PostgreSQL $neighbours_major only"), $tests
 		  unless $pg_major == $neighbours_major;
-		skip why("$name: nodejs is not installed"), 11 unless $nodejs;
-		for my $need ($package, $name eq 'sequelize' ? ('umzug') : ())
+		skip why("$name: nodejs is not installed"), $tests unless $nodejs;
+		for my $need ($package, $name eq 'sequelize' ? ('umzug') : (), $name eq 'drizzle' ? ('drizzle-kit') : ())
 		{
-			skip why("$name: $npm/node_modules has no $need (test/setup.sh installs it with npm)"), 11
+			skip why("$name: $npm/node_modules has no $need (test/setup.sh installs it with npm)"), $tests
 			  unless -e "$npm/node_modules/$need/package.json";
 		}
 		my ($version) = slurp_file("$npm/node_modules/$package/package.json") =~ /"version"\s*:\s*"([^"]+)"/;
@@ -468,12 +476,66 @@ for my $orm (
 		make_path("$jdir/migrations");
 		write_file("$jdir/migrations/20261127000000_orders.js", $block{'knex-migration'}{code})
 		  if $name eq 'knex';
+		my %js_env = (PGUSER => $app, NODE_PATH => "$npm/node_modules");
+		my ($migration, $journal) = ('', '');
+		if ($name eq 'drizzle')
+		{
+			# The page's schema, drizzle-kit's configuration and command, in a
+			# project whose node_modules is the npm cache's (npx finds
+			# drizzle-kit there, offline)
+			my ($kit) = slurp_file("$npm/node_modules/drizzle-kit/package.json") =~ /"version"\s*:\s*"([^"]+)"/;
+			write_file("$jdir/schema.js", $block{'drizzle-schema'}{code});
+			write_file("$jdir/drizzle.config.js", $block{'drizzle-config'}{code});
+			write_file("$jdir/generate.sh", $block{'drizzle-generate'}{code});
+			symlink("$npm/node_modules", "$jdir/node_modules") or die "symlink $jdir/node_modules: $!";
+			my ($ok, $out, $err) = run_cmd([ 'bash', '-c', "cd '$jdir' && bash generate.sh" ],
+				env => { npm_config_offline => 'true', npm_config_update_notifier => 'false',
+					npm_config_cache => "$jdir/npm-cache" });
+			ok($ok, "drizzle-kit $kit generates the migration") or diag($out . $err);
+			my ($file) = glob("$jdir/drizzle/0000_*.sql");
+			$migration = defined $file ? slurp_file($file) : '';
+			$journal = -e "$jdir/drizzle/meta/_journal.json" ? slurp_file("$jdir/drizzle/meta/_journal.json") : '';
+			is($migration, $block{'drizzle-migration'}{code},
+				"drizzle-kit $kit: the migration is the one docs/clients.md shows");
+
+			# drizzle-orm's migrate() as it is, for a role without CREATE on
+			# the database: refused, as the page says (nothing applied)
+			write_file("$jdir/plain_migrate.js", <<'JS');
+const { Pool } = require('pg');
+const { drizzle } = require('drizzle-orm/node-postgres');
+const { migrate } = require('drizzle-orm/node-postgres/migrator');
+const pool = new Pool();
+migrate(drizzle(pool), { migrationsFolder: './drizzle', migrationsSchema: 'webapp' })
+  .then(() => console.log('migrated'), (e) => {
+    const cause = e.cause ?? e;  // drizzle-orm's error wraps node-postgres'
+    console.log('error', cause.code, cause.message);
+  })
+  .finally(() => pool.end());
+JS
+			($ok, $out, $err) = run_cmd([ 'bash', '-c', "cd '$jdir' && exec '$nodejs' plain_migrate.js" ],
+				env => \%js_env);
+			like($out, qr/^error 42501 permission denied for database postgres$/m,
+				"drizzle-orm $version: migrate() as it is fails for a role without CREATE on the database")
+			  or diag($out . $err);
+		}
 		write_file("$jdir/$name.js", $block{$name}{code});
 		my ($ok, $out, $err) = run_cmd([ 'bash', '-c', "cd '$jdir' && exec '$nodejs' $name.js" ],
-			env => { PGUSER => $app, NODE_PATH => "$npm/node_modules" });
+			env => \%js_env);
 		ok($ok, "$name $version example runs") or diag($out . $err);
 		check_example("$name $version", $out, $orders, $invoices);
 		like($out, qr/^type $type$/m, "$name $version: an ID comes as a $type");
+		if ($name eq 'drizzle')
+		{
+			# Drizzle's migrations table, the role's own, records the
+			# migration once: its file's SHA-256 and its journal's "when"
+			my ($when) = $journal =~ /"when"\s*:\s*(\d+)/;
+			is($node->safe_psql('postgres',
+					"SELECT count(*) || ' ' || min(hash) || ' ' || min(created_at) || ' '"
+					  . " || pg_get_userbyid(min(c.relowner)) FROM $app.__drizzle_migrations,"
+					  . " pg_class c WHERE c.oid = '$app.__drizzle_migrations'::regclass"),
+				'1 ' . sha256_hex($migration) . ' ' . ($when // 'none') . " $app",
+				"drizzle-orm $version: $app.__drizzle_migrations, the role's own, records the migration");
+		}
 	}
 }
 
