@@ -153,6 +153,18 @@ sub check_example
 	return;
 }
 
+# The defaults of the key columns "id" of the application's tables named,
+# in the order of their names
+sub id_defaults
+{
+	my @tables = map { "'$app.$_'::regclass" } @_;
+	return $node->safe_psql('postgres', qq{
+			SELECT string_agg(pg_get_expr(d.adbin, d.adrelid), ', ' ORDER BY d.adrelid::regclass::text)
+			FROM pg_attrdef d
+			JOIN pg_attribute a ON a.attrelid = d.adrelid AND a.attnum = d.adnum
+			WHERE d.adrelid IN (@{[ join(', ', @tables) ]}) AND a.attname = 'id'});
+}
+
 # Debian's Python, whose packages the examples use (not one earlier in PATH)
 my $py = -x '/usr/bin/python3' ? '/usr/bin/python3' : 'python3';
 my $have_python = works([ $py, '-c', 'pass' ]);
@@ -251,12 +263,7 @@ SKIP:
 	write_file("$proj/shop/migrations/0002_idgen_keys.py", $block{'django-migration'}{code});
 	($ok, $out, $err) = run_cmd([ $py, '-m', 'django', 'migrate', 'shop' ], %env);
 	ok($ok, 'Django: migrate applies 0001 and 0002 (adopt_column)') or diag($out . $err);
-	is($node->safe_psql('postgres', q{
-			SELECT string_agg(pg_get_expr(d.adbin, d.adrelid), ', ' ORDER BY d.adrelid::regclass::text)
-			FROM pg_attrdef d
-			JOIN pg_attribute a ON a.attrelid = d.adrelid AND a.attnum = d.adnum
-			WHERE d.adrelid IN ('webapp.dj_orders'::regclass, 'webapp.dj_invoices'::regclass)
-			AND a.attname = 'id'}),
+	is(id_defaults('dj_orders', 'dj_invoices'),
 		"idgen.segment_nextval('invoice'::text), idgen.snowflake_nextval()",
 		'Django: the key columns default to segment_nextval and snowflake_nextval');
 	is($node->safe_psql('postgres', q{
@@ -302,12 +309,7 @@ SKIP:
 	  or diag($out . $err);
 	($ok, $out, $err) = run_cmd([ $py, '-m', 'django', 'migrate', 'shop5' ], %env);
 	ok($ok, 'Django db_default: migrate applies 0001') or diag($out . $err);
-	is($node->safe_psql('postgres', q{
-			SELECT string_agg(pg_get_expr(d.adbin, d.adrelid), ', ' ORDER BY d.adrelid::regclass::text)
-			FROM pg_attrdef d
-			JOIN pg_attribute a ON a.attrelid = d.adrelid AND a.attnum = d.adnum
-			WHERE d.adrelid IN ('webapp.dj5_orders'::regclass, 'webapp.dj5_invoices'::regclass)
-			AND a.attname = 'id'}),
+	is(id_defaults('dj5_orders', 'dj5_invoices'),
 		"idgen.segment_nextval('invoice'::text), idgen.snowflake_nextval()",
 		'Django db_default: the key columns default to segment_nextval and snowflake_nextval');
 	my $script = write_file("$proj/use_orders.py",
