@@ -31,13 +31,13 @@ use strict;
 use warnings;
 
 use File::Path qw(make_path);
-use POSIX ();
 use IPC::Run;
 use Time::HiRes qw(usleep time);
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
 use IdgenTest;
+use Failover;
 
 neighbours_version();
 plan skip_all =>
@@ -49,60 +49,7 @@ make_path($tmp);
 my $bindir = `pg_config --bindir`;
 chomp $bindir;
 my $user = 'postgres';
-my (@procs, @datadirs);
-
-# Whatever happens, no pg_autoctl or postgres is left behind
-END
-{
-	for my $p (@procs)
-	{
-		kill 'TERM', -$p->{pid} if $p->{pid} && IdgenTest::alive($p->{pid});
-	}
-	usleep(500_000);
-	for my $d (@datadirs)
-	{
-		system("pg_ctl -D $d -m immediate stop >/dev/null 2>&1")
-		  if -e "$d/postmaster.pid";
-	}
-	for my $p (@procs)
-	{
-		kill 'KILL', -$p->{pid} if $p->{pid};
-	}
-}
-
-# Start a program in a process group of its own, output to a log
-sub start_proc
-{
-	my ($name, $env, @cmd) = @_;
-	my $log = "$tmp/$name.log";
-	my $pid = fork // die "fork: $!";
-	if ($pid == 0)
-	{
-		setpgrp(0, 0);
-		%ENV = (%ENV, %$env);
-		open STDIN, '<', '/dev/null';
-		open STDOUT, '>>', $log or die;
-		open STDERR, '>&', \*STDOUT;
-		{ exec @cmd; }
-		POSIX::_exit(127);
-	}
-	my $p = { name => $name, pid => $pid, log => $log };
-	push @procs, $p;
-	return $p;
-}
-
-# Wait (up to the test timeout) until $cond returns true; dies with $what
-sub wait_until
-{
-	my ($what, $cond) = @_;
-	my $deadline = time() + $PostgreSQL::Test::Utils::timeout_default;
-	until ($cond->())
-	{
-		die "timed out waiting for $what" if time() > $deadline;
-		usleep(100_000);
-	}
-	return;
-}
+failover_init($tmp, $user);
 
 # pg_autoctl keeps its configuration and state under XDG directories, and
 # reaches its local server through PGHOST
@@ -133,7 +80,7 @@ my $pgctl = "$bindir/pg_ctl";
 
 # --- the monitor ---
 my $mon_port = PostgreSQL::Test::Cluster::get_free_port();
-push @datadirs, "$tmp/monitor";
+track_datadir("$tmp/monitor");
 # Shorter than the defaults (20 s and 30 s) to keep the test short; the old
 # primary is dead in this test, so the demote timeout guards nothing here
 initdb("$tmp/monitor", <<'EOC');
@@ -166,7 +113,7 @@ for my $name (qw(n1 n2))
 		data => "$tmp/$name",
 		clock => "$tmp/clock_$name.rc",
 	};
-	push @datadirs, $n->{data};
+	track_datadir($n->{data});
 	$node{$name} = $n;
 }
 
@@ -181,16 +128,6 @@ idgen.max_lead = '2min'
 EOC
 initdb($node{n1}{data}, $idgen_conf);
 
-# Set a node's clock offset (test/fakeclock.c reads the file on each call)
-sub clock
-{
-	my ($n, $offset) = @_;
-	write_files($tmp, "clock_$n->{name}.tmp" => "$offset\n");
-	rename "$tmp/clock_$n->{name}.tmp", $n->{clock} or die "rename: $!";
-	note "clock of $n->{name} set to $offset";
-	return;
-}
-
 # Start (create the first time, then run) a node's pg_autoctl with its
 # fake clock: LD_PRELOAD and IDGEN_FAKECLOCK_FILE in pg_autoctl's
 # environment reach the postgres it starts
@@ -198,7 +135,7 @@ sub start_keeper
 {
 	my ($n) = @_;
 	my @cmd;
-	clock($n, '+0') unless -e $n->{clock};
+	node_clock($n, '+0') unless -e $n->{clock};
 	if ($n->{created}++)
 	{
 		@cmd = ('pg_autoctl', 'run', '--pgdata', $n->{data});
@@ -216,33 +153,6 @@ sub start_keeper
 	$n->{proc} = start_proc("keeper_$n->{name}",
 		{ %xdg, IdgenTest::fakeclock_env($n->{clock}) }, @cmd);
 	return;
-}
-
-sub conn
-{
-	my ($n) = @_;
-	return "host=127.0.0.1 port=$n->{pg_port} dbname=" . ($n->{db} // 'postgres')
-	  . ' user=' . ($n->{user} // $user);
-}
-
-# psql on one node; returns (exit code, stdout, stderr)
-sub sql
-{
-	my ($n, $query) = @_;
-	my ($out, $err) = ('', '');
-	IPC::Run::run(
-		[ 'psql', '-X', '-A', '-t', '-q', '-v', 'ON_ERROR_STOP=1', '-d', conn($n), '-c', $query ],
-		'<', \undef, '>', \$out, '2>', \$err);
-	chomp $out;
-	return ($? >> 8, $out, $err);
-}
-
-sub safe_sql
-{
-	my ($n, $query) = @_;
-	my ($rc, $out, $err) = sql($n, $query);
-	die "query on $n->{name} failed: $query\n$err" if $rc;
-	return $out;
 }
 
 # A node's state as the monitor sees it: "reported/goal"
@@ -305,84 +215,7 @@ like(safe_sql($node{n2}, 'SHOW shared_preload_libraries'),
 like(safe_sql($primary, 'SHOW synchronous_standby_names'),
 	qr/pgautofailover_standby/, "pg_auto_failover's replication is synchronous");
 
-# --- clients through a multi-host connection string ---
-my $multi = 'host=127.0.0.1,127.0.0.1 port='
-  . join(',', map { $node{$_}{pg_port} } qw(n1 n2))
-  . " dbname=postgres user=$user target_session_attrs=read-write connect_timeout=3";
-my %client_sql = (
-	insert1 => "INSERT INTO ids (src) SELECT 'c' FROM generate_series(1, 10) RETURNING id;",
-	insert2 => "INSERT INTO ids (src) SELECT 'c' FROM generate_series(1, 10) RETURNING id;",
-	select => 'SELECT idgen.snowflake_nextval() FROM generate_series(1, 10);',
-	segment => "SELECT idgen.segment_nextval('orders') FROM generate_series(1, 10);",
-);
-my @clients;
-for my $c (sort keys %client_sql)
-{
-	my $script = "$tmp/client_$c.sql";
-	write_files($tmp, "client_$c.sql" => "$client_sql{$c}\n" x 200);
-	# psql leaves when its connection is lost; the loop connects again
-	push @clients,
-	  {
-		name => $c,
-		out => "$tmp/client_$c.out",
-		err => "$tmp/client_$c.err",
-		proc => start_proc(
-			"client_$c", {}, 'bash', '-c',
-			"while [ ! -e $tmp/stop ]; do psql -X -A -t -q -v VERBOSITY=verbose "
-			  . "-d '$multi' -f $script >>$tmp/client_$c.out 2>>$tmp/client_$c.err; "
-			  . "sleep 0.1; done")
-	  };
-}
-
-# IDs each client has received so far, in order
-sub received
-{
-	my ($c) = @_;
-	open my $fh, '<', $c->{out} or return [];
-	my @ids = map { /^(\d+)$/ ? $1 + 0 : () } <$fh>;
-	close $fh;
-	return \@ids;
-}
-
-sub snowflake_max
-{
-	return max_of(map { @{ received($_) } } grep { $_->{name} ne 'segment' } @clients);
-}
-
-sub segment_max
-{
-	return max_of(map { @{ received($_) } } grep { $_->{name} eq 'segment' } @clients);
-}
-
-# Wait until every client has received more IDs than it had
-sub clients_progress
-{
-	my @before = map { scalar @{ received($_) } } @clients;
-	for my $i (0 .. $#clients)
-	{
-		wait_until("client $clients[$i]{name} to draw",
-			sub { scalar @{ received($clients[$i]) } > $before[$i] + 20 });
-	}
-	return;
-}
-
-# After a failover: the new primary's IDs above every ID received before
-sub check_after
-{
-	my ($label, $n, $t0) = @_;
-	my ($smax, $gmax) = (snowflake_max(), segment_max());
-	my $new = safe_sql($n, 'SELECT idgen.snowflake_nextval()');
-	my $seg = safe_sql($n, "SELECT idgen.segment_nextval('orders')");
-	note sprintf('%s: %.1f s from the start to a writable new primary %s',
-		$label, time() - $t0, $n->{name});
-	cmp_ok($new, '>', $smax,
-		"$label: a snowflake ID of the new primary is above every one received before");
-	cmp_ok($seg, '>', $gmax,
-		"$label: a segment ID of the new primary is above every one received before");
-	clients_progress();
-	return;
-}
-
+start_clients($node{n1}, $node{n2});
 clients_progress();
 
 # --- 1. planned switchover through pg_autoctl ---
@@ -403,28 +236,10 @@ is($primary->{name}, $cand->{name}, 'switchover: the candidate leads');
 check_after('switchover', $primary, $t0);
 replica_ready($old);
 
-# Kill a node's postmaster and its pg_autoctl (the process group) with
-# SIGKILL
-sub kill_node
-{
-	my ($n) = @_;
-	open my $fh, '<', "$n->{data}/postmaster.pid" or die "no postmaster.pid: $!";
-	my $pm = <$fh>;
-	close $fh;
-	chomp $pm;
-	kill 'KILL', -$n->{proc}{pid}, $pm;
-	note "killed pg_autoctl $n->{proc}{pid} (its group) and postmaster $pm of $n->{name}";
-	wait_until('the killed processes to go', sub {
-		waitpid($n->{proc}{pid}, 1);
-		!IdgenTest::alive($pm) && !IdgenTest::alive($n->{proc}{pid});
-	});
-	return;
-}
-
 # --- 2. unplanned: kill -9 of the primary and its pg_autoctl ---
 $old = $primary;
 $t0 = time();
-kill_node($old);
+kill_node($old, 1);
 $primary = leader();
 is($primary->{name}, other($old)->{name}, 'kill: the secondary took over');
 check_after('kill', $primary, $t0);
@@ -433,69 +248,17 @@ replica_ready($old);
 clients_progress();
 
 # --- 3. kill while the secondary's clock is 90 s behind and its WAL held ---
-$old = $primary;
-my $next = other($old);
-clock($next, '-90');
-my $skew = safe_sql($old, 'SELECT extract(epoch FROM clock_timestamp())')
-  - safe_sql($next, 'SELECT extract(epoch FROM clock_timestamp())');
-cmp_ok($skew, '>', 80, "clock: the secondary's clock is behind the primary's ($skew s)");
-# Hold the primary's WAL back: its walsenders stopped (SIGSTOP), so that
-# what it writes from now on never leaves it (a stopped walreceiver would
-# not do: the kernel's socket buffers keep what was sent to it)
-my @walsnd = split /\n/, safe_sql($old, 'SELECT pid FROM pg_stat_replication');
-kill 'STOP', @walsnd;
-usleep(1_500_000);
-my $last_old = snowflake_max();
-my $held = safe_sql($old, 'SELECT pg_current_wal_lsn()');
-note "clock: WAL held back: the primary is at $held, the secondary has received "
-  . safe_sql($next, 'SELECT pg_last_wal_receive_lsn()');
-$t0 = time();
-kill 'KILL', @walsnd;
-kill_node($old);
-$primary = leader();
-is($primary->{name}, $next->{name}, 'clock: the secondary with the slow clock took over');
-is(safe_sql($primary, "SELECT clock_timestamp() < idgen.id_timestamp($last_old)"),
-	't', "clock: the new primary's clock is below the old primary's last ID");
-check_after('clock behind', $primary, $t0);
-start_keeper($old);
-replica_ready($old);
-clients_progress();
+# (pg_autoctl killed with its process group)
+$primary = kill_with_clock_behind(
+	old => $primary,
+	next => other($primary),
+	standby => 'secondary',
+	group => 1,
+	leader => \&leader,
+	restart => \&start_keeper,
+	ready => \&replica_ready);
 
 # --- the outcome ---
-write_files($tmp, 'stop' => '');
-for my $c (@clients)
-{
-	wait_until("client $c->{name} to stop",
-		sub { waitpid($c->{proc}{pid}, 1); !IdgenTest::alive($c->{proc}{pid}) });
-}
-my (@snow, @seg);
-for my $c (@clients)
-{
-	my $ids = received($c);
-	my $err = slurp_file($c->{err});
-	# A statement that failed (an error, or a session psql left when its
-	# connection was lost), idgen's errors among them, and a connection
-	# attempt that found no writable server
-	my $failed = () = $err =~ /: ERROR:  |: error: connection to server was lost/g;
-	my $idgen = () = $err =~ /ERROR:  (?:58000|55000|25006)/g;
-	my $refused = () = $err =~ /^psql: error:/mg;
-	note "client $c->{name}: " . scalar(@$ids)
-	  . " IDs received; $failed statements failed ($idgen with an error of idgen), $refused connection attempts failed";
-	is($idgen, 0, "client $c->{name}: no call failed with an error of idgen");
-	if ($c->{name} eq 'segment') { push @seg, $ids; next; }
-	push @snow, $ids;
-	is(first_disorder($ids), -1,
-		"client $c->{name}: its snowflake IDs increase through every failover");
-}
-my @dups = duplicates(@snow);
-is(scalar @dups, 0, 'no snowflake ID received twice, across clients and failovers')
-  or diag "duplicates: @dups[0 .. ($#dups > 9 ? 9 : $#dups)]";
-@dups = duplicates(@seg);
-is(scalar @dups, 0, 'no segment ID received twice across failovers')
-  or diag "duplicates: @dups[0 .. ($#dups > 9 ? 9 : $#dups)]";
-note 'snowflake_status of the primary: '
-  . safe_sql($primary, 'SELECT row_to_json(s) FROM idgen.snowflake_status() s');
-note 'snowflake_status of the rejoined secondary: '
-  . (sql(other($primary), 'SELECT row_to_json(s) FROM idgen.snowflake_status() s'))[1];
+check_outcome(primary => $primary, standby => other($primary));
 
 done_testing();
