@@ -10,8 +10,10 @@
 # hits them all alike, and each ratio is the median of per-round ratios.
 # A function that is not installed yet (to_regprocedure) shows as "n/a".
 #
-# Prints a table and writes results.md and chart.png to test/bench/ (with
-# BENCH_QUICK=1, to test/bench/results/, which git ignores).
+# Prints the tables and writes results.md, chart.png and (the part
+# "scaling") scaling.png to test/bench/ (with BENCH_QUICK=1, to
+# test/bench/results/, which git ignores); without gnuplot, no chart, and the
+# run says so.
 #   BENCH_QUICK=1     smoke run: small sizes, short points
 #   BENCH_ROUNDS=N    runs per figure (default 3; single backend: 5, at least this)
 #   BENCH_ROWS=N      rows per single-backend and insert run (default 2000000)
@@ -20,13 +22,40 @@
 #   BENCH_SCALE_T=N   seconds of the pgbench points at 1, 2 and 8 clients
 #                     (default 5)
 #   BENCH_PORT=N      server port (default 54339; the socket is in ./tmp_bench)
-#   BENCH_OUT=DIR     where results.md and chart.png go
-#   BENCH_ONLY="..."  run only these parts of: single pgbench insert rate latency
+#   BENCH_OUT=DIR     where results.md, chart.png and scaling.png go
+#   BENCH_ONLY="..."  run only these parts of: single pgbench insert rate
+#                     latency scaling
+#   BENCH_SCALING_T=N     seconds of each point of the scaling part (default 2;
+#                         BENCH_QUICK: 1)
+#   BENCH_SCALING_ROWS=N  calls per statement there (default 200000)
+#   BENCH_SCALING_MAX=N   most backends there (default nproc, the machine's
+#                         CPUs); the points are 1, 2, 4, ... and N itself
 #   PGEDGE_SRC=DIR    a source checkout of pgEdge's snowflake extension: it is
 #                     built (in a scratch copy) and installed into the same
 #                     PostgreSQL, and measured beside idgen in every table.
 #                     Without it (pgEdge's extension is in no Debian release)
 #                     its rows are n/a, and the run says why.
+#   PG_CONFIG=PATH    the PostgreSQL to build against and run (its bindir's
+#                     initdb, pg_ctl, psql and pgbench); default: the Debian
+#                     release's.  When it, make and its C compiler are there,
+#                     nothing is installed (no package manager or network is
+#                     needed); else test/setup.sh installs what is missing.
+#                     The extension is installed into it (root, or a user who
+#                     may write its directories); as root the server runs as
+#                     the user "postgres", which must exist.
+#
+# The scaling part: N backends at once (pgbench -c N -j N -T
+# BENCH_SCALING_T), each running SELECT count(f) FROM generate_series(1,
+# BENCH_SCALING_ROWS) over and over; calls per second = statements *
+# rows / seconds, for N = 1, 2, 4, ... up to the machine's CPUs, for each
+# generator and the baselines (the empty loop count(1), sequences CACHE 1
+# and CACHE 1000, gen_random_uuid(), uuidv7(), pgEdge's nextval()), with each
+# rate's ratio to the empty loop and to nextval() CACHE 1000 at the same N
+# and to the same f at one backend.  idgen.max_lead is 1 h there, so that
+# snowflake_nextval() is not held to the clock (its clock waits are
+# reported).  segment_nextval() runs once plain and once on a tag with
+# cache => 100, where segment_create or segment_alter has a cache argument.
+# It writes the table to results.md and the chart scaling.png.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 top=$(pwd)
@@ -46,16 +75,60 @@ else
 fi
 port=${BENCH_PORT:-54339}
 single_rounds=$((rounds > 5 ? rounds : 5))
-parts=" ${BENCH_ONLY:-single pgbench insert rate latency} "
+parts=" ${BENCH_ONLY:-single pgbench insert rate latency scaling} "
 # True when the part is to run
 want() { [[ $parts == *" $1 "* ]]; }
 # The rounds of a part: its round numbers from $2, none if it is not to run
 rounds_of() { if want "$1"; then seq "$2" "${3:-$rounds}"; fi; }
 clients_list="1 2 4 8"
+# The scaling part: backends 1, 2, 4, ... up to the machine's CPUs (or
+# BENCH_SCALING_MAX), that number itself included
+scal_max=${BENCH_SCALING_MAX:-$(nproc)}
+scal_rows=${BENCH_SCALING_ROWS:-200000}
+scal_t=${BENCH_SCALING_T:-$([ -n "${BENCH_QUICK:-}" ] && echo 1 || echo 2)}
+if ! [[ $scal_max =~ ^[1-9][0-9]*$ && $scal_rows =~ ^[1-9][0-9]*$ && $scal_t =~ ^[1-9][0-9]*$ ]]; then
+	echo "bench: BENCH_SCALING_MAX, BENCH_SCALING_ROWS and BENCH_SCALING_T are positive integers" >&2
+	exit 2
+fi
+scal_list=$(n=1
+	while [ "$n" -lt "$scal_max" ]; do printf '%s ' "$n"; n=$((n * 2)); done
+	echo "$scal_max")
 # The default layout 'idgen': 12 sequence bits per 1 ms tick
 layout_max=4096000
 
-bash test/setup.sh
+# Nothing to install when PG_CONFIG's PostgreSQL (with pgbench and the
+# server headers), make and the C compiler are there: a machine without a
+# package manager or network runs the benchmark against the PostgreSQL that
+# PG_CONFIG names.  Else test/setup.sh installs Debian's packages (gnuplot
+# among them).
+. test/pg_major.sh
+# What the run cannot do without, one a line
+bench_missing() {
+	local bin cc
+	if ! command -v "$PG_CONFIG" >/dev/null; then
+		echo "PG_CONFIG=$PG_CONFIG"
+		return 0
+	fi
+	bin=$("$PG_CONFIG" --bindir)
+	for p in initdb pg_ctl psql pgbench; do
+		[ -x "$bin/$p" ] || echo "$bin/$p"
+	done
+	[ -f "$("$PG_CONFIG" --pgxs)" ] || echo "PGXS ($("$PG_CONFIG" --pgxs), the server headers)"
+	cc=$("$PG_CONFIG" --cc | cut -d' ' -f1)
+	command -v "$cc" >/dev/null || echo "the C compiler $cc"
+	command -v make >/dev/null || echo make
+	if [ "$(id -u)" -eq 0 ] && ! id postgres >/dev/null 2>&1; then
+		echo "the user postgres (root runs the server as postgres; or run as another user)"
+	fi
+	return 0
+}
+# gnuplot is not needed: without it the run says that it drew no chart
+if [ -n "$(bench_missing)" ] && ! bash test/setup.sh || [ -n "$(bench_missing)" ]; then
+	echo "bench: test/setup.sh could not install what the run needs:" >&2
+	bench_missing | sed 's/^/  /' >&2
+	echo "bench: point PG_CONFIG at a PostgreSQL's pg_config (docs/benchmarks.md)" >&2
+	exit 1
+fi
 . test/env.sh
 echo "== build and install"
 build_and_install
@@ -110,7 +183,7 @@ idgen.database = 'postgres'
 port = $port
 listen_addresses = ''
 unix_socket_directories = '$dir'
-max_connections = 50
+max_connections = $((scal_max > 30 ? scal_max + 20 : 50))
 shared_buffers = 256MB
 work_mem = 256MB
 max_wal_size = 8GB
@@ -186,6 +259,35 @@ if have 'idgen.segment_nextval(text)'; then
 		echo "bench: segment functions exist but failed; segment rows are n/a" >&2
 	fi
 fi
+# A segment tag with a cache of 100 IDs (segment_create's or segment_alter's
+# argument cache, where there is one): its row in the scaling part is n/a
+# otherwise, with the reason in the report
+segc=
+segc_why="neither idgen.segment_create nor idgen.segment_alter has an argument cache in this idgen"
+# True when idgen's function $1 has an argument named $2
+has_arg() {
+	[ "$(q "SELECT EXISTS (SELECT FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace
+		WHERE n.nspname = 'idgen' AND p.proname = '$1' AND '$2' = ANY (p.proargnames))")" = t ]
+}
+if [ -n "$seg" ]; then
+	segc_how=
+	if has_arg segment_create cache; then
+		segc_how="SELECT idgen.segment_create('bench_cache', 1, 1000, cache => 100)"
+	elif has_arg segment_alter cache; then
+		segc_how="SELECT idgen.segment_create('bench_cache', 1, 1000);
+			  SELECT idgen.segment_alter('bench_cache', cache => 100)"
+	fi
+	if [ -n "$segc_how" ]; then
+		if q "$segc_how" >/dev/null && q "SELECT idgen.segment_nextval('bench_cache')" >/dev/null; then
+			segc=1
+			segc_why=
+		else
+			segc_why="setting the tag's cache failed ($(tr -s '\n\t' '  ' <<<"$segc_how"))"
+		fi
+	fi
+else
+	segc_why="idgen has no segment_nextval"
+fi
 gene=
 if have 'idgen.gene_id(text,integer)'; then
 	q "SELECT idgen.gene_id('testroy', 3)" >/dev/null && gene=1
@@ -210,7 +312,7 @@ have 'uuidv7()' && uuid7=1
 # An alternative is measured if its requirement (seg/gene/pgedge/uuid7/1) is met
 avail() {
 	case $1 in
-	seg) [ -n "$seg" ] ;; gene) [ -n "$gene" ] ;; pgedge) [ -n "$pgedge" ] ;;
+	seg) [ -n "$seg" ] ;; segc) [ -n "$segc" ] ;; gene) [ -n "$gene" ] ;; pgedge) [ -n "$pgedge" ] ;;
 	uuid7) [ -n "$uuid7" ] ;; *) true ;;
 	esac
 }
@@ -434,6 +536,59 @@ for r in $(rounds_of latency 1); do
 	echo "   round $r done"
 done
 
+# Scaling: N backends at once, each running SELECT count(f) FROM
+# generate_series(1, $scal_rows) over and over for $scal_t s (pgbench -c N
+# -j N -T); calls per second = statements * rows / seconds.  For each N the
+# generators run one after the other, so that the ratios at the same N come
+# from the same minutes.  name|requirement|expression
+scal=(
+	"count(1), the empty loop|1|1"
+	"snowflake_nextval()|1|idgen.snowflake_nextval()"
+	"segment_nextval(tag)|seg|idgen.segment_nextval('bench')"
+	"segment_nextval(tag), cache 100|segc|idgen.segment_nextval('bench_cache')"
+	"pgEdge snowflake.nextval()|pgedge|snowflake.nextval()"
+	"nextval() CACHE 1|1|nextval('bench_seq1')"
+	"nextval() CACHE 1000|1|nextval('bench_seq1000')"
+	"gen_random_uuid()|1|gen_random_uuid()"
+	"uuidv7()|uuid7|uuidv7()"
+)
+scal_loop="count(1), the empty loop"
+scal_c1000="nextval() CACHE 1000"
+# The statement of an expression
+scal_stmt() { echo "SELECT count($1) FROM generate_series(1, $scal_rows) AS g(i)"; }
+if want scaling; then
+	echo "== scaling: SELECT count(f) FROM generate_series(1, $scal_rows), backends $scal_list, $scal_t s each, $rounds rounds"
+	# Not held to the wall clock: the shared generator's own rate
+	set_guc idgen.max_lead 1h 1h
+	# Warm up: each f once at one backend, not recorded
+	for e in "${scal[@]}"; do
+		IFS='|' read -r name req expr <<<"$e"
+		avail "$req" || continue
+		pgb "$(scal_stmt "$expr")" 1 1 >/dev/null || true
+	done
+fi
+for r in $(rounds_of scaling 1); do
+	for c in $scal_list; do
+		for e in "${scal[@]}"; do
+			IFS='|' read -r name req expr <<<"$e"
+			avail "$req" || continue
+			case $expr in idgen.snowflake*) read -r _ waits0 _ <<<"$(sf_state)" ;; esac
+			tps=$(pgb "$(scal_stmt "$expr")" "$c" "$scal_t") || tps=
+			rec scal "$name@$c" "$r" "$(awk -v t="$tps" -v n="$scal_rows" 'BEGIN { if (t != "") printf "%.6f", t * n / 1e6 }')"
+			case $expr in idgen.snowflake*)
+				read -r lead waits1 _ <<<"$(sf_state)"
+				rec scal_lead "$name@$c" "$r" "$lead"
+				rec scal_waits "$name@$c" "$r" "$((waits1 - waits0))" ;;
+			esac
+		done
+	done
+	sample_load
+	echo "   round $r done"
+done
+if want scaling; then
+	set_guc idgen.max_lead DEFAULT 5s
+fi
+
 load_after=$(cut -d' ' -f1-3 /proc/loadavg)
 elapsed=$(($(date +%s) - started))
 pgversion=$(q "SHOW server_version")
@@ -509,6 +664,16 @@ for e in "${lats[@]}"; do
 	IFS='|' read -r name _ _ <<<"$e"
 	derive p999 "$name" p999 "SELECT 1" "a / b" x_p999 "$name"
 done
+# Scaling: each rate over the empty loop's and nextval() CACHE 1000's at the
+# same backends, and over the same f's at one backend, within a round
+for e in "${scal[@]}"; do
+	IFS='|' read -r name _ _ <<<"$e"
+	for c in $scal_list; do
+		derive scal "$name@$c" scal "$scal_loop@$c" "a / b" x_loop "$name@$c"
+		derive scal "$name@$c" scal "$scal_c1000@$c" "a / b" x_c1000 "$name@$c"
+		derive scal "$name@$c" scal "$name@1" "a / b" x_scal1 "$name@$c"
+	done
+done
 cat "$raw.derived" >>"$raw"
 rm -f "$raw.derived"
 
@@ -531,7 +696,7 @@ ratio() { local m; m=$(med "$1" "$2"); [ "$m" = n/a ] && echo n/a || echo "$(fmt
 
 # Tables as TSV, header first: rendered to text and to markdown
 t_single=$work/single.tsv t_tps=$work/tps.tsv t_ins=$work/ins.tsv
-t_rate=$work/rate.tsv t_lat=$work/lat.tsv
+t_rate=$work/rate.tsv t_lat=$work/lat.tsv t_scal=$work/scaling.tsv
 {
 	printf 'function\tms per %s rows\tns per ID (net of loop)\tspeed vs nextval CACHE 1\tspeed vs nextval CACHE 1000\n' "$rows"
 	for e in "${single[@]}"; do
@@ -583,6 +748,16 @@ t_rate=$work/rate.tsv t_lat=$work/lat.tsv
 			"$(mmm 0 seg_chain "$name")" "$(mmm 0 seg_waits_cold "$name")"
 	done
 } >"$t_lat"
+{
+	printf 'f\tbackends\tvs count(1)\tvs nextval() CACHE 1000\tvs 1 backend\tmillion calls/s\n'
+	for c in $scal_list; do
+		for e in "${scal[@]}"; do
+			IFS='|' read -r name _ _ <<<"$e"
+			printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$name" "$c" "$(ratio x_loop "$name@$c")" \
+				"$(ratio x_c1000 "$name@$c")" "$(ratio x_scal1 "$name@$c")" "$(mmm 2 scal "$name@$c")"
+		done
+	done
+} >"$t_scal"
 
 # Goals: "label|kind|name|threshold"; a negative threshold is a ceiling.
 # Shares print as percentages, the rest as ratios.
@@ -632,9 +807,23 @@ tomd() {
 
 model=$(lscpu | sed -n 's/^Model name: *//p' | head -1)
 mem=$(free -g | awk '/^Mem:/ { print $2 }')
-machine="$(nproc) CPUs ($model), ${mem} GiB RAM, $(. /etc/os-release && echo "$PRETTY_NAME"), PostgreSQL $pgversion"
+# Sockets, cores, threads per core and NUMA nodes, as lscpu counts them
+topology=$(lscpu | awk -F': *' '
+	/^Socket\(s\):/ { s = $2 } /^Core\(s\) per socket:/ { c = $2 }
+	/^Thread\(s\) per core:/ { t = $2 } /^NUMA node\(s\):/ { n = $2 }
+	END { printf "%s socket(s) x %s core(s) x %s thread(s) per core, %s NUMA node(s)", s, c, t, n }')
+machine="$(nproc) CPUs ($model; $topology), ${mem} GiB RAM, $(. /etc/os-release && echo "$PRETTY_NAME"), PostgreSQL $pgversion"
 when=$(date -u '+%Y-%m-%d %H:%M UTC')
-settings="$rounds runs per figure ($single_rounds single-backend); $rows rows per single-backend and insert run; pgbench -M prepared -T $pgb_t at 4 clients (-T $scale_t at 1, 2, 8 clients)"
+settings="$rounds runs per figure ($single_rounds single-backend); $rows rows per single-backend and insert run; pgbench -M prepared -T $pgb_t at 4 clients (-T $scale_t at 1, 2, 8 clients); scaling: -T $scal_t at $(echo $scal_list | sed 's/ /, /g') backends, $scal_rows calls per statement"
+# The scaling part's notes: the snowflake clock, the segment cache tag
+scal_waits=$(awk -F'\t' '$1 == "scal_waits" { s += $4; n++ } END { print n ? s : "n/a" }' "$raw")
+scal_lead=$(awk -F'\t' '$1 == "scal_lead" { if (!n++ || $4 > m) m = $4 } END { print n ? m : "n/a" }' "$raw")
+scal_notes="idgen.max_lead was 1h during this part, so snowflake_nextval() was not held to the wall clock (the layout's 4,096,000 IDs/s): calls that waited for the clock in its runs: $scal_waits; its largest lead over the wall clock at the end of a run: $scal_lead ms. pgEdge's snowflake.nextval() has no such setting."
+if [ -n "$segc" ]; then
+	scal_notes+=" segment_nextval(tag), cache 100: the tag 'bench_cache' (step 1000) with cache => 100."
+else
+	scal_notes+=" segment_nextval(tag), cache 100: n/a, $segc_why."
+fi
 
 # Chart data: single backend ns/ID; TPS by clients; latency
 {
@@ -700,10 +889,57 @@ tps_cols=1
 		printf '"%s"\t%s\t%s\t%s\n' "$name" "$m" "$(med p99 "$name")" "$(med p999 "$name")"
 	done
 } >"$work/chart_lat.dat"
-if ! gnuplot -e "datadir='$work'; rows='$rows'; tps_cols=$tps_cols; layout_max=$layout_max; outfile='$out/chart.png'; subtitle='$(nproc) CPUs, PostgreSQL ${pgversion%% *}, $when; medians of $rounds runs, $single_rounds single backend'" \
-	test/bench/chart.gp 2>"$work/gnuplot.log"; then
-	cat "$work/gnuplot.log" >&2
-	echo "bench: the chart could not be drawn (a part without data?)" >&2
+# Scaling chart data: million calls/s and the ratio to the empty loop by
+# backends, one column per f measured (so that no legend entry lacks a line)
+scal_cols=1
+for k in scal x_loop; do
+	{
+		printf 'backends'
+		for e in "${scal[@]}"; do
+			IFS='|' read -r name req _ <<<"$e"
+			avail "$req" || continue
+			printf '\t"%s"' "$name"
+			[ $k = x_loop ] || scal_cols=$((scal_cols + 1))
+		done
+		echo
+		for c in $scal_list; do
+			printf '%s' "$c"
+			for e in "${scal[@]}"; do
+				IFS='|' read -r name req _ <<<"$e"
+				avail "$req" || continue
+				m=$(med "$k" "$name@$c")
+				printf '\t%s' "$([ "$m" = n/a ] && echo NaN || echo "$m")"
+			done
+			echo
+		done
+	} >"$work/chart_$k.dat"
+done
+# The charts drawn, for the last line; "no chart" and why otherwise
+wrote="$out/results.md"
+no_chart=
+if ! command -v gnuplot >/dev/null; then
+	no_chart="gnuplot is not installed (Debian's package: gnuplot-nox), so no chart was drawn; the tables are complete"
+	echo "bench: $no_chart" >&2
+else
+	if want single || want pgbench || want insert || want rate || want latency; then
+		if gnuplot -e "datadir='$work'; rows='$rows'; tps_cols=$tps_cols; layout_max=$layout_max; outfile='$out/chart.png'; subtitle='$(nproc) CPUs, PostgreSQL ${pgversion%% *}, $when; medians of $rounds runs, $single_rounds single backend'" \
+			test/bench/chart.gp 2>"$work/gnuplot.log"; then
+			wrote+=" and $out/chart.png"
+		else
+			cat "$work/gnuplot.log" >&2
+			echo "bench: the chart could not be drawn (a part without data?)" >&2
+		fi
+	fi
+	if want scaling; then
+		if gnuplot -e "datadir='$work'; ncols=$scal_cols; maxb=$scal_max; rows='$scal_rows'; outfile='$out/scaling.png'; subtitle='$(nproc) CPUs ($topology), PostgreSQL ${pgversion%% *}, $when, commit $commit; medians of $rounds runs of $scal_t s'" \
+			test/bench/scaling.gp 2>"$work/gnuplot_scaling.log"; then
+			wrote+=" and $out/scaling.png"
+		else
+			cat "$work/gnuplot_scaling.log" >&2
+			no_chart="gnuplot failed on the scaling chart (log above); the table is complete"
+			echo "bench: $no_chart" >&2
+		fi
+	fi
 fi
 
 # Output: text to stdout, markdown to results.md
@@ -744,6 +980,12 @@ report_text() {
 	echo "-- goals"
 	totext "$t_goals"
 	echo "(for reference, SELECT 1's own p99.9 / p50 in the same runs: $(mmm 2 p999x "SELECT 1"))"
+	echo
+	echo "-- scaling: pgbench -M prepared -c N -j N -T $scal_t of SELECT count(f) FROM generate_series(1, $scal_rows); $(nproc) CPUs ($topology)"
+	echo "calls/s = statements x $scal_rows / s; ratios: median of per-round ratios at the same backends"
+	totext "$t_scal"
+	echo "$scal_notes"
+	[ -z "$no_chart" ] || echo "chart: $no_chart"
 }
 report_md() {
 	echo "# idgen benchmark results"
@@ -800,9 +1042,23 @@ report_md() {
 	tomd "$t_goals"
 	echo
 	echo "For reference, SELECT 1's own p99.9 / p50 in the same runs: $(mmm 2 p999x "SELECT 1")."
+	echo
+	echo "## Scaling with backends: \`SELECT count(f) FROM generate_series(1, $scal_rows)\`"
+	echo
+	echo "N backends at once (\`pgbench -M prepared -c N -j N -T $scal_t\`, N = $(echo $scal_list | sed 's/ /, /g'): powers of two up to the machine's $(nproc) CPUs, $topology, and that number itself), each running the statement over and over; calls per second = statements × $scal_rows / seconds, summed over the backends, in millions. The generators run one after the other at each N, in every round. vs count(1): the rate over the empty loop's (\`count(1)\`) at the same N, the share of the loop's speed that is left with f in it; vs nextval() CACHE 1000: over that sequence's at the same N (above 1: f is faster); vs 1 backend: over the same f at one backend (N if it scaled perfectly). Ratios are the median of per-round ratios. pgbench runs on the same machine, but each of its clients waits for its statement almost all the time."
+	echo
+	echo "$scal_notes"
+	echo
+	if [ -n "$no_chart" ]; then
+		echo "Chart: $no_chart."
+	else
+		echo "Chart: [scaling.png](scaling.png)."
+	fi
+	echo
+	tomd "$t_scal"
 }
 echo
 report_text | tee "$work/results.txt"
 report_md >"$out/results.md"
 echo
-echo "bench: wrote $out/results.md and $out/chart.png"
+echo "bench: wrote $wrote"
