@@ -71,7 +71,7 @@ write_record() {
 	[ "$(id -u)" -eq 0 ] && [ $build_only = 0 ] || return 0
 	candidates "${pkgs[@]}" "${optional[@]}" | while read -r p v; do
 		if installed "$p"; then echo "$p $v installed"; else echo "$p $v missing"; fi
-	done >"$record.new" && mv "$record.new" "$record"
+	done >"$record.new.$$" && mv "$record.new.$$" "$record"
 }
 
 # The JavaScript ORMs of docs/clients.md (t/097) come from npm, on the
@@ -98,8 +98,8 @@ npm_packages() {
 	echo "setup: installing the npm packages of $want into $npm_cache"
 	mkdir -p "$npm_cache"
 	rm -f "$npm_cache/package.json"
-	cp "$want" "$npm_cache/package.json.new"
-	mv "$npm_cache/package.json.new" "$npm_cache/package.json"
+	cp "$want" "$npm_cache/package.json.new.$$"
+	mv "$npm_cache/package.json.new.$$" "$npm_cache/package.json"
 	if ! (cd "$npm_cache" && npm install --no-audit --no-fund --ignore-scripts --omit=dev >/dev/null); then
 		rm -f "$npm_cache/package.json"
 		echo "setup: FAILED to install the npm packages: the npm ORM tests of t/097 skip" \
