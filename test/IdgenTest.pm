@@ -34,7 +34,8 @@ our @EXPORT = qw(idgen_node idgen_conf idgen_standby start_node enable_faketime 
   wait_ready start_drawer stop_drawers finish_drawer start_pgbench
   finish_pgbench draw_ids try_sql first_disorder duplicates max_of min_of
   clock_error_re no_unexpected_errors start_load wait_for_clock drawn_count
-  wait_drawn repo_file require_jdk write_files cc_build neighbours_version);
+  wait_drawn repo_file require_jdk write_files write_file run_cmd works cc_build
+  neighbours_version);
 
 # The top of the source tree (this file is in test/), found when loaded
 my $top = File::Spec->rel2abs(dirname(__FILE__) . '/..');
@@ -96,6 +97,40 @@ sub write_files
 		print $f $text;
 		close($f);
 	}
+}
+
+# Write $text to $path, whose folder exists; returns $path
+sub write_file
+{
+	my ($path, $text) = @_;
+	open my $fh, '>', $path or die "$path: $!";
+	print $fh $text;
+	close $fh;
+	return $path;
+}
+
+# Run a command (an array reference), its stdin empty; returns (ok, stdout,
+# stderr).  Options: env => { VAR => value } added to the environment, dir =>
+# the folder it runs in.  A program that is missing is a failure, with
+# IPC::Run's message in stderr.
+sub run_cmd
+{
+	my ($cmd, %opt) = @_;
+	my ($out, $err) = ('', '');
+	local %ENV = (%ENV, %{ $opt{env} // {} });
+	my @init = defined $opt{dir}
+	  ? (init => sub { chdir($opt{dir}) or die "chdir $opt{dir}: $!" })
+	  : ();
+	my $ok = eval { IPC::Run::run($cmd, '<', \'', '>', \$out, '2>', \$err, @init) };
+	$err .= $@ unless $ok;
+	return ($ok, $out, $err);
+}
+
+# Whether a command (run_cmd's arguments) succeeds
+sub works
+{
+	my ($ok) = run_cmd(@_);
+	return $ok;
 }
 
 # Settings every test node gets (shared_preload_libraries is added by

@@ -70,34 +70,6 @@ local $ENV{PGDATABASE} = 'postgres';
 local $ENV{PGUSER} = $user;
 local $ENV{JDBC_URL} = 'jdbc:postgresql://127.0.0.1:' . $node->port . "/postgres?user=$user";
 
-# Run a command; returns (ok, stdout, stderr)
-sub run_cmd
-{
-	my ($cmd, %opt) = @_;
-	my ($out, $err) = ('', '');
-	local %ENV = (%ENV, %{ $opt{env} // {} });
-	# a missing program makes IPC::Run die: that is a failure too
-	my $ok = eval { IPC::Run::run($cmd, '<', \'', '>', \$out, '2>', \$err) };
-	$err .= $@ unless $ok;
-	return ($ok, $out, $err);
-}
-
-sub write_file
-{
-	my ($path, $text) = @_;
-	open my $fh, '>', $path or die "$path: $!";
-	print $fh $text;
-	close $fh;
-	return $path;
-}
-
-# Whether a command succeeds (a package is usable)
-sub works
-{
-	my ($ok) = run_cmd(@_);
-	return $ok;
-}
-
 # The reason a client is skipped, also shown where test/run.sh prints it
 sub why
 {

@@ -74,35 +74,6 @@ local $ENV{PGPORT} = $node->port;
 local $ENV{PGDATABASE} = 'postgres';
 local $ENV{PGUSER} = 'app';
 
-# Run a command in a folder; returns (ok, stdout, stderr)
-sub run_cmd
-{
-	my ($cmd, %opt) = @_;
-	my ($out, $err) = ('', '');
-	local %ENV = (%ENV, %{ $opt{env} // {} });
-	my $ok = eval {
-		IPC::Run::run($cmd, '<', \'', '>', \$out, '2>', \$err,
-			init => sub { chdir($opt{dir} // $dir) or die "chdir: $!" });
-	};
-	$err .= $@ unless $ok;
-	return ($ok, $out, $err);
-}
-
-sub write_file
-{
-	my ($path, $text) = @_;
-	open my $fh, '>', $path or die "$path: $!";
-	print $fh $text;
-	close $fh;
-	return $path;
-}
-
-sub works
-{
-	my ($ok) = run_cmd(@_);
-	return $ok;
-}
-
 sub psql { return $node->safe_psql('postgres', $_[0]); }
 
 # What a client printed for its tables and the time, checked against the server
@@ -142,7 +113,7 @@ sub client
 	my (%c) = @_;
 	SKIP:
 	{
-		if (!works($c{have}))
+		if (!works($c{have}, dir => $dir))
 		{
 			diag("skipped: $c{why}");
 			skip $c{why}, 1;
@@ -213,7 +184,8 @@ if (client(
 		files => { 'example.php' => $block{php}{code} },
 		run => [ 'php', 'example.php' ]))
 {
-	my ($ok, $out, $err) = run_cmd([ 'php', write_file("$dir/php/lastinsertid.php", $block{'php-lastinsertid'}{code}) ]);
+	my ($ok, $out, $err) = run_cmd([ 'php', write_file("$dir/php/lastinsertid.php", $block{'php-lastinsertid'}{code}) ],
+		dir => $dir);
 	ok($ok, 'PHP lastInsertId example runs') or diag($err);
 	like($out, qr/^lastInsertId error 55000$/m, 'lastInsertId() of an idgen key: SQLSTATE 55000');
 	my ($got) = $out =~ /^lastInsertId after identity (\d+)$/m;
