@@ -656,8 +656,9 @@ switch_or_wait(LocalTag *lt, uint64 e)
  * segment with one fetch-add.  With a cache of N > 1 (a sequence's CACHE) a
  * call adds N instead and keeps the offsets [off, min(off + N, len)) of that
  * segment in lt, so the next calls of this backend hand them out without
- * touching shared memory but for a read of the slot's generation; what lies
- * beyond the segment's end is lost, like the rest of a used-up segment.  A
+ * touching shared memory but for a read of the slot's generation; an add
+ * that reaches past the segment's end only makes the run shorter (offsets
+ * past len are no IDs; the next segment starts again at offset 0).  A
  * backend learns the cache from the descriptor of the segment it drew from
  * (read under the seqlock anyway), so its first add after attaching is 1.
  * IDs stay unique, and increase within a backend; across backends one may
