@@ -2,17 +2,18 @@
 #	A segment tag's cache (issue 33, point 1): 4 pgbench clients draw one
 #	tag with cache 50 and a step held at 120 (idgen.segment_max_step), so
 #	segments switch often and cache runs are cut at their ends; then 40,000
-#	more while segment_alter changes the cache twice.  No ID is handed out twice,
-#	each backend's IDs increase, each backend hands out runs of consecutive
-#	IDs (at most 3 runs a segment, so few breaks), every ID lies within the
-#	table's max_id, and once the backends have exited a new one draws above
-#	every ID drawn before.  Outcomes only, no timings.
+#	more while one client changes the cache to 7, then 1, mid-run.  No ID is
+#	handed out twice, each backend's IDs increase, each backend hands out
+#	runs of consecutive IDs (at most 3 runs a segment, so few breaks), every
+#	ID lies within the table's max_id, and once the backends have exited a
+#	new one draws above every ID drawn before.  Then two backends step by
+#	step: the exact IDs each gets, one below the other's, and the gaps left
+#	when they exit.  Outcomes only, no timings.
 use strict;
 use warnings;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
-use Time::HiRes qw(usleep);
 use IdgenTest;
 
 my $node = idgen_node('segment_cache', conf => qq{
@@ -52,30 +53,37 @@ is($down, '0', 'phase 1: each backend\'s IDs strictly increase');
 cmp_ok($jumps, '<=', 20000 / 10,
 	'phase 1: each backend hands out runs of consecutive IDs (cached)');
 note "phase 1: $jumps breaks in 20,000 IDs";
-# Phase 2: the same while the cache changes to 7, then off (1)
+# Phase 2: the same while the cache changes to 7, then off (1): client 0
+# changes it in its 100th and 200th transactions (of 500), so it goes on
+# drawing after each change, and so, most likely, do the others
 my $max_phase1 = $node->safe_psql('postgres', 'SELECT max(id) FROM drawn');
-my $bg = start_pgbench($node, $draw =~ s/:phase/2/r,
-	clients => 4, jobs => 2, transactions => 500);
-my $deadline = time() + $PostgreSQL::Test::Utils::timeout_default;
-for my $cache (7, 1)
-{
-	my $target = $node->safe_psql('postgres',
-		'SELECT count(*) FROM drawn WHERE phase = 2') + 2000;
-	while ($node->safe_psql('postgres',
-			'SELECT count(*) FROM drawn WHERE phase = 2') < $target
-		&& time() < $deadline)
+$node->safe_psql('postgres', q{
+	CREATE SEQUENCE client0_tx;
+	CREATE TABLE alters (cache int, drawn_before bigint)});
+$node->pgbench(
+	'-n -c 4 -j 2 -t 500 -D phase=2',
+	0,
+	[qr{processed: 2000/2000}],
+	[qr{^$}],
+	'phase 2: 4 clients draw 40,000 IDs while the cache changes to 7, then 1',
 	{
-		$bg->{h}->pump_nb;
-		last unless $bg->{h}->pumpable;
-		usleep(20_000);
-	}
-	$node->safe_psql('postgres',
-		"SELECT idgen.segment_alter('cached', cache => $cache)");
+		'draw_and_alter' => $draw . q{
+\if :client_id = 0
+SELECT nextval('client0_tx') AS tx \gset
+\if :tx = 100
+INSERT INTO alters SELECT 7, count(*) FROM drawn WHERE phase = 2;
+SELECT idgen.segment_alter('cached', cache => 7);
+\elif :tx = 200
+INSERT INTO alters SELECT 1, count(*) FROM drawn WHERE phase = 2;
+SELECT idgen.segment_alter('cached', cache => 1);
+\endif
+\endif
 }
-my ($out, $err, $rc) = finish_pgbench($bg);
-is($rc, 0, 'phase 2: pgbench ended without error while the cache changed')
-  or diag($err);
-like($out, qr{processed: 2000/2000}, 'phase 2: every transaction ran');
+	});
+is($node->safe_psql('postgres', 'SELECT string_agg(cache::text, \',\' ORDER BY drawn_before) FROM alters'),
+	'7,1', 'phase 2: the cache changed twice while client 0 drew');
+note 'phase 2: IDs drawn by the changes: '
+  . $node->safe_psql('postgres', 'SELECT string_agg(drawn_before::text, \' \' ORDER BY drawn_before) FROM alters');
 is($node->safe_psql('postgres', 'SELECT cache FROM idgen.segment_alloc WHERE biz_tag = \'cached\''),
 	'1', 'the table has the last cache set');
 ($jumps, $down) = split /\|/, $node->safe_psql('postgres', sprintf($breaks, 2));
@@ -99,6 +107,26 @@ my @next = split /\n/, $node->safe_psql('postgres',
 cmp_ok($next[0], '>', $max_all, 'a new backend draws above every ID drawn before');
 is(scalar(grep { $next[$_] != $next[0] + $_ } 0 .. $#next), 0,
 	'one backend alone draws consecutive IDs');
+
+# Two backends, step by step (a fresh tag, cache 50, step 1000): a
+# backend's first draw takes 1 ID, the next takes a run of 50; the other
+# backend then draws above that run while the first still hands out IDs
+# below it; when the first exits the rest of its run is a gap, and a new
+# backend draws above everything
+$node->safe_psql('postgres', q{SELECT idgen.segment_create('pair', step => 1000, cache => 50)});
+my $a = $node->background_psql('postgres');
+my $b = $node->background_psql('postgres');
+my $next = q{SELECT idgen.segment_nextval('pair')};
+my @seen = ($a->query_safe($next), $a->query_safe($next), $b->query_safe($next),
+	$a->query_safe($next), $b->query_safe($next), $a->query_safe($next));
+is(join(',', @seen), '1,2,52,3,53,4',
+	'backend A takes 1, then 2..51; B takes 52, then 53..102; A goes on below B');
+is($a->query_safe(q{SELECT idgen.segment_currval('pair')}), '4',
+	'segment_currval is the last ID the session got');
+$a->quit;
+$b->quit;
+is($node->safe_psql('postgres', $next), '103',
+	'after both exit a new backend draws above both runs (5..51 and 54..102 are gaps)');
 
 $node->stop;
 done_testing();
