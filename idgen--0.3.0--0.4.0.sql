@@ -972,3 +972,90 @@ COMMENT ON FUNCTION idgen.snowflake_status() IS
     'State of this server''s snowflake generator: node, layout, last tick, lead, reservation, counters, when the layout runs out';
 
 -- END layout end
+
+-- BEGIN segment cache
+
+-- Issue 33, point 1: a tag's cache, as a sequence's CACHE: each backend
+-- takes that many IDs of the shared segment at once and hands them out
+-- itself (src/segment.c).  A column appended to idgen.segment_alloc, 1 (off)
+-- for every tag, and an argument cache of segment_create and segment_alter.
+-- A function's arguments cannot change in place: the old two are renamed,
+-- the new ones created, the EXECUTE granted on the old ones granted on the
+-- new ones, and the old ones dropped.  A GRANT in an extension script is
+-- recorded as an initial privilege (pg_init_privs), which pg_dump leaves
+-- out: the new functions' initial privileges are put back to those of a
+-- fresh install, so that pg_dump keeps dumping the carried grants.
+ALTER TABLE idgen.segment_alloc
+    ADD COLUMN cache int NOT NULL DEFAULT 1 CHECK (cache BETWEEN 1 AND 10000);
+COMMENT ON COLUMN idgen.segment_alloc.cache IS
+    'IDs each backend takes at once and hands out itself, as a sequence''s CACHE: 1 (off) keeps the order across backends; above 1, IDs still increase within a backend but not across backends, and unused cached IDs are skipped';
+
+ALTER FUNCTION idgen.segment_create(text, bigint, int, text)
+    RENAME TO segment_create_0_3;
+ALTER FUNCTION idgen.segment_alter(text, int, text, bigint)
+    RENAME TO segment_alter_0_3;
+
+CREATE FUNCTION idgen.segment_create(tag text, start bigint DEFAULT 1,
+    step int DEFAULT 1000, description text DEFAULT NULL,
+    cache int DEFAULT 1) RETURNS void
+    AS 'MODULE_PATHNAME', 'segment_create'
+    LANGUAGE C VOLATILE
+    SET search_path = pg_catalog, pg_temp;
+COMMENT ON FUNCTION idgen.segment_create(text, bigint, int, text, int) IS
+    'Create a segment tag whose first ID is start';
+CREATE FUNCTION idgen.segment_alter(tag text, step int DEFAULT NULL,
+    description text DEFAULT NULL, max_id bigint DEFAULT NULL,
+    cache int DEFAULT NULL) RETURNS void
+    AS 'MODULE_PATHNAME', 'segment_alter'
+    LANGUAGE C VOLATILE
+    SET search_path = pg_catalog, pg_temp;
+COMMENT ON FUNCTION idgen.segment_alter(text, int, text, bigint, int) IS
+    'Change the step, description or cache of a segment tag, or move its max_id forward';
+REVOKE ALL ON FUNCTION idgen.segment_create(text, bigint, int, text, int) FROM PUBLIC;
+REVOKE ALL ON FUNCTION idgen.segment_alter(text, int, text, bigint, int) FROM PUBLIC;
+
+DO $$
+DECLARE
+    g record;
+    init_create pg_catalog.aclitem[] := (SELECT p.proacl FROM pg_catalog.pg_proc p
+        WHERE p.oid = 'idgen.segment_create(text, bigint, int, text, int)'::pg_catalog.regprocedure);
+    init_alter pg_catalog.aclitem[] := (SELECT p.proacl FROM pg_catalog.pg_proc p
+        WHERE p.oid = 'idgen.segment_alter(text, int, text, bigint, int)'::pg_catalog.regprocedure);
+    carried boolean := false;
+BEGIN
+    FOR g IN
+        SELECT f.new_sig,
+               CASE WHEN a.grantee = 0 THEN 'PUBLIC'
+                    ELSE pg_catalog.quote_ident(r.rolname) END AS grantee,
+               a.is_grantable
+        FROM (VALUES ('idgen.segment_create_0_3(text, bigint, int, text)',
+                      'idgen.segment_create(text, bigint, int, text, int)'),
+                     ('idgen.segment_alter_0_3(text, int, text, bigint)',
+                      'idgen.segment_alter(text, int, text, bigint, int)')) f(old_sig, new_sig)
+        JOIN pg_catalog.pg_proc p ON p.oid = f.old_sig::pg_catalog.regprocedure
+        CROSS JOIN LATERAL pg_catalog.aclexplode(p.proacl) a
+        LEFT JOIN pg_catalog.pg_roles r ON r.oid = a.grantee
+        WHERE a.privilege_type = 'EXECUTE' AND a.grantee <> p.proowner
+          AND (a.grantee = 0 OR r.oid IS NOT NULL)
+    LOOP
+        EXECUTE pg_catalog.format('GRANT EXECUTE ON FUNCTION %s TO %s%s',
+            g.new_sig, g.grantee,
+            CASE WHEN g.is_grantable THEN ' WITH GRANT OPTION' ELSE '' END);
+        carried := true;
+    END LOOP;
+    IF carried THEN
+        UPDATE pg_catalog.pg_init_privs i
+           SET initprivs = CASE i.objoid
+                 WHEN 'idgen.segment_create(text, bigint, int, text, int)'::pg_catalog.regprocedure
+                 THEN init_create ELSE init_alter END
+         WHERE i.classoid = 'pg_catalog.pg_proc'::pg_catalog.regclass
+           AND i.objsubid = 0
+           AND i.objoid IN ('idgen.segment_create(text, bigint, int, text, int)'::pg_catalog.regprocedure,
+                            'idgen.segment_alter(text, int, text, bigint, int)'::pg_catalog.regprocedure);
+    END IF;
+END
+$$;
+DROP FUNCTION idgen.segment_create_0_3(text, bigint, int, text);
+DROP FUNCTION idgen.segment_alter_0_3(text, int, text, bigint);
+
+-- END segment cache

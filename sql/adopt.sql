@@ -363,8 +363,8 @@ SELECT * FROM col_state('owned_ahead', 'id');
 CREATE TABLE owned_seg (id serial PRIMARY KEY, v text);
 INSERT INTO owned_seg (v) VALUES ('old'), ('old');
 ALTER TABLE owned_seg OWNER TO adopt_owner;
-GRANT EXECUTE ON FUNCTION idgen.segment_create(text, bigint, int, text),
-    idgen.segment_alter(text, int, text, bigint),
+GRANT EXECUTE ON FUNCTION idgen.segment_create(text, bigint, int, text, int),
+    idgen.segment_alter(text, int, text, bigint, int),
     idgen.segment_export_leaf(text, boolean) TO adopt_owner;
 SET ROLE adopt_owner;
 SELECT idgen.adopt_column('owned_seg', 'id', 'segment:adopt_owned');

@@ -144,8 +144,8 @@ RESET ROLE;
 SELECT count(*) AS junk_slots FROM idgen.segment_status WHERE biz_tag LIKE 'junk%';
 -- EXECUTE on the admin functions is all a tag administrator needs: they
 -- run as the extension's owner, the table itself stays closed
-GRANT EXECUTE ON FUNCTION idgen.segment_create(text, bigint, int, text),
-    idgen.segment_alter(text, int, text, bigint), idgen.segment_drop(text)
+GRANT EXECUTE ON FUNCTION idgen.segment_create(text, bigint, int, text, int),
+    idgen.segment_alter(text, int, text, bigint, int), idgen.segment_drop(text)
     TO regress_idgen_segment;
 SET ROLE regress_idgen_segment;
 SELECT idgen.segment_create('mine', 1, 1000);
@@ -178,8 +178,8 @@ TRUNCATE idgen.segment_alloc;
 SELECT max_id >= 20 AS mine_kept FROM idgen.segment_dropped WHERE biz_tag = 'mine';
 ROLLBACK;
 SELECT idgen.segment_drop('mine');
-REVOKE EXECUTE ON FUNCTION idgen.segment_create(text, bigint, int, text),
-    idgen.segment_alter(text, int, text, bigint), idgen.segment_drop(text)
+REVOKE EXECUTE ON FUNCTION idgen.segment_create(text, bigint, int, text, int),
+    idgen.segment_alter(text, int, text, bigint, int), idgen.segment_drop(text)
     FROM regress_idgen_segment;
 DROP ROLE regress_idgen_segment;
 

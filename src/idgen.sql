@@ -266,12 +266,15 @@ CREATE TABLE idgen.segment_alloc (
     step int NOT NULL CHECK (step > 0),
     description text,
     update_time timestamptz NOT NULL DEFAULT now(),
-    owner name NOT NULL DEFAULT CURRENT_USER
+    owner name NOT NULL DEFAULT CURRENT_USER,
+    cache int NOT NULL DEFAULT 1 CHECK (cache BETWEEN 1 AND 10000)
 );
 COMMENT ON TABLE idgen.segment_alloc IS
     'Segment tags (Leaf): IDs up to max_id have been allocated; step is the smallest step';
 COMMENT ON COLUMN idgen.segment_alloc.owner IS
     'Role that owns the tag, by name (as pg_dump restores ownership): only it, its members and superusers alter, drop, export or import over the tag';
+COMMENT ON COLUMN idgen.segment_alloc.cache IS
+    'IDs each backend takes at once and hands out itself, as a sequence''s CACHE: 1 (off) keeps the order across backends; above 1, IDs still increase within a backend but not across backends, and unused cached IDs are skipped';
 REVOKE ALL ON TABLE idgen.segment_alloc FROM PUBLIC;
 SELECT pg_catalog.pg_extension_config_dump('idgen.segment_alloc', '');
 
@@ -282,20 +285,22 @@ COMMENT ON FUNCTION idgen.segment_nextval(text) IS
     'Next ID of a segment tag, from the shared segment cache';
 
 CREATE FUNCTION idgen.segment_create(tag text, start bigint DEFAULT 1,
-    step int DEFAULT 1000, description text DEFAULT NULL) RETURNS void
+    step int DEFAULT 1000, description text DEFAULT NULL,
+    cache int DEFAULT 1) RETURNS void
     AS 'MODULE_PATHNAME', 'segment_create'
     LANGUAGE C VOLATILE
     SET search_path = pg_catalog, pg_temp;
-COMMENT ON FUNCTION idgen.segment_create(text, bigint, int, text) IS
+COMMENT ON FUNCTION idgen.segment_create(text, bigint, int, text, int) IS
     'Create a segment tag whose first ID is start';
 
 CREATE FUNCTION idgen.segment_alter(tag text, step int DEFAULT NULL,
-    description text DEFAULT NULL, max_id bigint DEFAULT NULL) RETURNS void
+    description text DEFAULT NULL, max_id bigint DEFAULT NULL,
+    cache int DEFAULT NULL) RETURNS void
     AS 'MODULE_PATHNAME', 'segment_alter'
     LANGUAGE C VOLATILE
     SET search_path = pg_catalog, pg_temp;
-COMMENT ON FUNCTION idgen.segment_alter(text, int, text, bigint) IS
-    'Change the step or description of a segment tag, or move its max_id forward';
+COMMENT ON FUNCTION idgen.segment_alter(text, int, text, bigint, int) IS
+    'Change the step, description or cache of a segment tag, or move its max_id forward';
 
 CREATE FUNCTION idgen.segment_drop(tag text) RETURNS void
     AS 'MODULE_PATHNAME', 'segment_drop'
@@ -310,8 +315,8 @@ COMMENT ON FUNCTION idgen.segment_drop(text) IS
 -- on idgen.segment_alloc.  A tag is owned by the role that created it;
 -- altering, dropping and handing it on need that role's privileges
 -- (membership that inherits) or a superuser, as for a sequence.
-REVOKE ALL ON FUNCTION idgen.segment_create(text, bigint, int, text) FROM PUBLIC;
-REVOKE ALL ON FUNCTION idgen.segment_alter(text, int, text, bigint) FROM PUBLIC;
+REVOKE ALL ON FUNCTION idgen.segment_create(text, bigint, int, text, int) FROM PUBLIC;
+REVOKE ALL ON FUNCTION idgen.segment_alter(text, int, text, bigint, int) FROM PUBLIC;
 REVOKE ALL ON FUNCTION idgen.segment_drop(text) FROM PUBLIC;
 
 CREATE FUNCTION idgen.segment_set_owner(tag text, new_owner regrole) RETURNS void

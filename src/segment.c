@@ -73,6 +73,10 @@ typedef struct LocalTag
 	int			len;			/* strlen(tag) */
 	IdgenSegmentSlot *slot;		/* NULL until attached */
 	uint64		gen;			/* slot's generation when attached */
+	int64		cache;			/* IDs to take per add: the cache of the
+								 * segment drawn from last, 1 at first */
+	int64		next;			/* IDs next .. end - 1 of generation gen */
+	int64		end;			/* are this backend's to hand out */
 } LocalTag;
 
 static HTAB *local_tags = NULL;
@@ -355,6 +359,7 @@ local_forget(LocalTag *lt)
 {
 	if (last_tag == lt)
 		last_tag = NULL;
+	lt->next = lt->end = 0;		/* its cached IDs are lost with it */
 	(void) hash_search(local_tags, lt->tag, HASH_REMOVE, NULL);
 }
 
@@ -385,6 +390,8 @@ local_lookup(const char *p, int len)
 		lt->len = len;
 		lt->slot = NULL;
 		lt->gen = 0;
+		lt->cache = 1;
+		lt->next = lt->end = 0;
 	}
 	last_tag = lt;
 	return lt;
@@ -410,6 +417,7 @@ init_slot(IdgenSegmentSlot *slot)
 	{
 		pg_atomic_init_u32(&slot->ring[i].epoch,
 						   i == 0 ? 0 : IDGEN_SEG_EPOCH_INVALID);
+		slot->ring[i].cache = 1;
 		slot->ring[i].start = 0;
 		slot->ring[i].len = 0;
 		slot->ring[i].prefetch_at = 0;
@@ -537,6 +545,9 @@ attach(LocalTag *lt)
 	}
 	lt->slot = slot;
 	lt->gen = gen;
+	/* A new slot, or one loaded again: nothing cached holds */
+	lt->cache = 1;
+	lt->next = lt->end = 0;
 }
 
 /*
@@ -638,22 +649,48 @@ switch_or_wait(LocalTag *lt, uint64 e)
 		ConditionVariableCancelSleep();
 }
 
-/* Next ID of the tag lt */
+/*
+ * Next ID of the tag lt.
+ *
+ * With the tag's cache at 1 each call takes one offset of the current
+ * segment with one fetch-add.  With a cache of N > 1 (a sequence's CACHE) a
+ * call adds N instead and keeps the offsets [off, min(off + N, len)) of that
+ * segment in lt, so the next calls of this backend hand them out without
+ * touching shared memory but for a read of the slot's generation; an add
+ * that reaches past the segment's end only makes the run shorter (offsets
+ * past len are no IDs; the next segment starts again at offset 0).  A
+ * backend learns the cache from the descriptor of the segment it drew from
+ * (read under the seqlock anyway), so its first add after attaching is 1.
+ * IDs stay unique, and increase within a backend; across backends one may
+ * be below an ID another backend handed out before, and a backend's unused
+ * cached IDs are lost (gaps) when it exits or the slot is replaced.
+ */
 static int64
 draw(LocalTag *lt)
 {
+	/* IDs cached by this backend, while the slot is the one they came from */
+	if (lt->next < lt->end)
+	{
+		if (lt->slot != NULL &&
+			pg_atomic_read_u64(&lt->slot->generation) == lt->gen)
+			return lt->next++;
+		lt->next = lt->end = 0;
+	}
+
 	for (;;)
 	{
 		IdgenSegmentSlot *slot = lt->slot;
 		IdgenSegmentDesc *d;
 		uint64		p,
 					e,
-					off;
+					off,
+					taken;
 		uint32		e1,
 					e2;
 		int64		start,
 					len,
 					prefetch_at;
+		int32		cache;
 
 		if (slot == NULL || pg_atomic_read_u64(&slot->generation) != lt->gen)
 		{
@@ -662,7 +699,7 @@ draw(LocalTag *lt)
 			continue;
 		}
 
-		p = pg_atomic_fetch_add_u64(&slot->pos, 1);
+		p = pg_atomic_fetch_add_u64(&slot->pos, (uint64) lt->cache);
 		e = p >> IDGEN_SEG_OFF_BITS;
 		off = p & IDGEN_SEG_OFF_MASK;
 
@@ -673,6 +710,7 @@ draw(LocalTag *lt)
 		start = d->start;
 		len = d->len;
 		prefetch_at = d->prefetch_at;
+		cache = d->cache;
 		pg_read_barrier();
 		e2 = pg_atomic_read_u32(&d->epoch);
 
@@ -683,12 +721,20 @@ draw(LocalTag *lt)
 			/* The slot must still be the tag's (not removed and reused) */
 			if (pg_atomic_read_u64(&slot->generation) != lt->gen)
 				continue;
+			taken = Min((uint64) lt->cache, (uint64) len - off);
+			lt->cache = Max(Min(cache, IDGEN_SEG_CACHE_MAX), 1);
+			if (taken > 1)
+			{
+				lt->next = start + (int64) off + 1;
+				lt->end = start + (int64) (off + taken);
+			}
 			/*
-			 * Past the wake point: wake the allocator only when it has work,
-			 * at most half of the chain left (see segment_alloc.c), so a
-			 * hungry tag wakes it once per refill, not once per segment
+			 * Past the wake point (one of the offsets taken): wake the
+			 * allocator only when it has work, at most half of the chain left
+			 * (see segment_alloc.c), so a hungry tag wakes it once per
+			 * refill, not once per segment
 			 */
-			if (off == (uint64) prefetch_at &&
+			if ((uint64) prefetch_at - off < taken &&
 				idgen_segment_ready(slot, e) <=
 				(int) pg_atomic_read_u32(&slot->chain_len) / 2)
 				wake_allocator(false);

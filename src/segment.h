@@ -32,11 +32,26 @@
  */
 #define IDGEN_SEG_CHAIN_MAX (IDGEN_SEG_RING / 2)
 
-/* pos: 24 bits of epoch above 40 bits of offset */
+/*
+ * pos: 24 bits of epoch above 40 bits of offset.  The offset never reaches
+ * bit 40: a segment has fewer than 2^31 IDs (its step is an int, and
+ * idgen.segment_max_step at most INT_MAX), and once it is used up each
+ * backend adds to pos at most once more in that epoch (it then waits in
+ * switch_or_wait until the epoch moves on), at most IDGEN_SEG_CACHE_MAX at a
+ * time: below 2^31 + MaxBackends (< 2^18) * 10000 < 2^33.
+ */
 #define IDGEN_SEG_OFF_BITS 40
 #define IDGEN_SEG_OFF_MASK ((UINT64CONST(1) << IDGEN_SEG_OFF_BITS) - 1)
 #define IDGEN_SEG_EPOCH_MASK ((UINT64CONST(1) << 24) - 1)
 #define IDGEN_SEG_EPOCH_INVALID PG_UINT32_MAX
+
+/*
+ * Largest cache of a tag (column cache of idgen.segment_alloc, whose CHECK
+ * says the same): IDs a backend takes from the shared segment with one add
+ * and hands out itself.  Up to cache - 1 of them are lost per backend when
+ * it exits, and the headroom of the offset bits (above) counts on it.
+ */
+#define IDGEN_SEG_CACHE_MAX 10000
 
 /* What the worker found out about a tag */
 typedef enum IdgenSegmentState
@@ -52,6 +67,8 @@ typedef struct IdgenSegmentDesc
 {
 	pg_atomic_uint32 epoch;		/* epoch it belongs to, INVALID while being
 								 * written; allocator (seqlock) */
+	int32		cache;			/* the tag's cache when allocated, 1 to
+								 * IDGEN_SEG_CACHE_MAX; allocator */
 	int64		start;			/* first ID; allocator */
 	int64		len;			/* number of IDs (the step used); allocator */
 	int64		prefetch_at;	/* offset whose taker wakes the worker;

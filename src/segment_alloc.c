@@ -125,6 +125,7 @@ static Oid	last_relid = InvalidOid;
  * table changes.
  */
 static SPIPlanPtr plan_lock = NULL;
+static SPIPlanPtr plan_lock_cache = NULL;
 static SPIPlanPtr plan_exists = NULL;
 static SPIPlanPtr plan_advance = NULL;
 
@@ -150,7 +151,8 @@ kept_plan(SPIPlanPtr *plan, const char *sql, int nargs, Oid *types)
 static void
 forget_plans(void)
 {
-	SPIPlanPtr *plans[] = {&plan_lock, &plan_exists, &plan_advance};
+	SPIPlanPtr *plans[] = {&plan_lock, &plan_lock_cache, &plan_exists,
+	&plan_advance};
 
 	for (int i = 0; i < lengthof(plans); i++)
 	{
@@ -288,10 +290,14 @@ next_step(const SegmentNeed *need, int64 min_step)
 /*
  * Allocate the next need->count segments of a tag in a transaction of its
  * own.  On ALLOC_OK, IDs *first .. *first + *len - 1 are committed, to be
- * split into segments of *seg_len IDs (the last may be shorter).
+ * split into segments of *seg_len IDs (the last may be shorter), and *cache
+ * is the tag's cache: column cache of its row, or 1 before ALTER EXTENSION
+ * UPDATE to 0.4.0 added it and with a central segment server (whose
+ * segment_allocate does not say it).
  */
 static AllocResult
-allocate(const SegmentNeed *need, int64 *first, int64 *len, int64 *seg_len)
+allocate(const SegmentNeed *need, int64 *first, int64 *len, int64 *seg_len,
+		 int32 *cache)
 {
 	Oid			relid;
 	Oid			types[2] = {TEXTOID, INT8OID};
@@ -299,6 +305,7 @@ allocate(const SegmentNeed *need, int64 *first, int64 *len, int64 *seg_len)
 	AllocResult result = ALLOC_OK;
 	int			ret;
 
+	*cache = 1;
 	/* With a central segment server, allocate there (segment_server.c) */
 	if (alloc_kind == IDGEN_WORKER_REMOTE)
 	{
@@ -365,8 +372,15 @@ allocate(const SegmentNeed *need, int64 *first, int64 *len, int64 *seg_len)
 	}
 	else
 	{
+		bool		has_cache = get_attnum(relid, "cache") != InvalidAttrNumber;
+
 		last_relid = relid;
-		ret = SPI_execute_plan(kept_plan(&plan_lock,
+		ret = SPI_execute_plan(has_cache ?
+							   kept_plan(&plan_lock_cache,
+										 "SELECT max_id, step, cache FROM idgen.segment_alloc "
+										 "WHERE biz_tag = $1 FOR UPDATE SKIP LOCKED",
+										 1, types) :
+							   kept_plan(&plan_lock,
 										 "SELECT max_id, step FROM idgen.segment_alloc "
 										 "WHERE biz_tag = $1 FOR UPDATE SKIP LOCKED",
 										 1, types),
@@ -405,6 +419,15 @@ allocate(const SegmentNeed *need, int64 *first, int64 *len, int64 *seg_len)
 												 SPI_tuptable->tupdesc, 1, &isnull));
 			min_step = DatumGetInt32(SPI_getbinval(SPI_tuptable->vals[0],
 												   SPI_tuptable->tupdesc, 2, &isnull));
+			if (has_cache)
+			{
+				Datum		c = SPI_getbinval(SPI_tuptable->vals[0],
+											  SPI_tuptable->tupdesc, 3, &isnull);
+
+				/* The column's CHECK says the same; a row is not trusted */
+				*cache = isnull ? 1 :
+					Max(Min(DatumGetInt32(c), IDGEN_SEG_CACHE_MAX), 1);
+			}
 			step = next_step(need, Max(min_step, 1));
 			mark = mark_of(need->tag);
 			if (max_id < mark)
@@ -458,11 +481,11 @@ allocate(const SegmentNeed *need, int64 *first, int64 *len, int64 *seg_len)
 /*
  * Make a committed allocation (or what was found) visible in the slot: the
  * IDs first .. first + len - 1 become the segments (of seg_len IDs) after
- * the last one ready.
+ * the last one ready, each with the tag's cache.
  */
 static void
 publish(const SegmentNeed *need, AllocResult result, int64 first, int64 len,
-		int64 seg_len)
+		int64 seg_len, int32 cache)
 {
 	IdgenSegmentSlot *slot;
 	IdgenSegmentKey key;
@@ -509,6 +532,7 @@ publish(const SegmentNeed *need, AllocResult result, int64 first, int64 len,
 				d->start = first + done;
 				d->len = l;
 				d->prefetch_at = (int64) Min(at, (double) l);
+				d->cache = cache;
 				pg_write_barrier();
 				pg_atomic_write_u32(&d->epoch, (uint32) x);
 				done += l;
@@ -746,6 +770,7 @@ idgen_segment_alloc_step(long *sleep_ms, IdgenWorkerKind kind)
 		int64		first = 0,
 					len = 0,
 					seg_len = 0;
+		int32		cache = 1;
 
 		CHECK_FOR_INTERRUPTS();
 		if (TimestampDifferenceExceeds(start, GetCurrentTimestamp(),
@@ -755,7 +780,7 @@ idgen_segment_alloc_step(long *sleep_ms, IdgenWorkerKind kind)
 			*sleep_ms = 0;
 			break;
 		}
-		result = allocate(need, &first, &len, &seg_len);
+		result = allocate(need, &first, &len, &seg_len, &cache);
 		MemoryContextSwitchTo(step_cxt);
 		if (result == ALLOC_BUSY)
 			*sleep_ms = Min(*sleep_ms, BUSY_RETRY_MS);
@@ -764,7 +789,7 @@ idgen_segment_alloc_step(long *sleep_ms, IdgenWorkerKind kind)
 		else if (result == ALLOC_STALE)
 			*sleep_ms = 0;		/* look for the new slot at once */
 		else
-			publish(need, result, first, len, seg_len);
+			publish(need, result, first, len, seg_len, cache);
 	}
 
 	MemoryContextSwitchTo(old);

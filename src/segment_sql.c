@@ -18,7 +18,7 @@
  * max_id never moves backwards through them; the table's trigger
  * idgen.segment_alloc_guard enforces the same for every writer and keeps
  * the max_id of dropped tags, so a tag created again starts above it.
- * Dropping a tag, or moving its max_id forward, removes the tag's slot from
+ * Dropping a tag, moving its max_id forward or changing its cache removes the tag's slot from
  * shared memory (idgen_segment_forget) so its buffered IDs are not handed
  * out; that removal is not transactional, so a rolled-back drop or alter
  * only costs the buffered IDs (a gap).  Until the transaction ends its row
@@ -74,6 +74,33 @@ check_step(int32 step)
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("segment step must be at least 1"),
 				 errdetail("The step given was %d.", step)));
+}
+
+/*
+ * Error unless a cache is 1 to IDGEN_SEG_CACHE_MAX (the CHECK of column
+ * cache says the same; this error names the argument)
+ */
+static void
+check_cache(int32 cache)
+{
+	if (cache < 1 || cache > IDGEN_SEG_CACHE_MAX)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("segment cache must be between 1 and %d",
+						IDGEN_SEG_CACHE_MAX),
+				 errdetail("The cache given was %d.", cache)));
+}
+
+/*
+ * Whether idgen.segment_alloc has its cache column: not before ALTER
+ * EXTENSION idgen UPDATE to 0.4.0
+ */
+static bool
+has_cache_column(void)
+{
+	Oid			relid = idgen_table_relid("segment_alloc");
+
+	return OidIsValid(relid) && get_attnum(relid, "cache") != InvalidAttrNumber;
 }
 
 /*
@@ -251,12 +278,13 @@ check_kept_floor(const char *tag, int64 start)
 
 /*
  * Inside SPI, as the table's owner: insert tag, whose first ID is start,
- * owned by role owner_name (NULL before the owner column exists); error if
- * it exists.  The caller forgets the tag's slot afterwards.
+ * owned by role owner_name (NULL before the owner column exists), with
+ * cache (the column's default when it is 1); error if it exists.  The
+ * caller forgets the tag's slot afterwards.
  */
 static void
 create_tag_spi(const char *tag, int64 start, int32 step, Datum description,
-			   bool desc_null, const char *owner_name)
+			   bool desc_null, const char *owner_name, int32 cache)
 {
 	Oid			types[5] = {TEXTOID, INT8OID, INT4OID, TEXTOID, NAMEOID};
 	Datum		args[5];
@@ -271,7 +299,23 @@ create_tag_spi(const char *tag, int64 start, int32 step, Datum description,
 	if (desc_null)
 		nulls[3] = 'n';
 	check_kept_floor(tag, start);
-	if (owner_name != NULL)
+	if (owner_name != NULL && cache != 1)
+	{
+		Oid			types6[6] = {TEXTOID, INT8OID, INT4OID, TEXTOID, NAMEOID, INT4OID};
+		Datum		args6[6];
+		char		nulls6[6] = {' ', ' ', ' ', ' ', ' ', ' '};
+
+		memcpy(args6, args, sizeof(args));
+		nulls6[3] = nulls[3];
+		args6[4] = DirectFunctionCall1(namein, CStringGetDatum(owner_name));
+		args6[5] = Int32GetDatum(cache);
+		ret = SPI_execute_with_args("INSERT INTO idgen.segment_alloc "
+									"(biz_tag, max_id, step, description, update_time, owner, cache) "
+									"VALUES ($1, $2, $3, $4, pg_catalog.now(), $5, $6) "
+									"ON CONFLICT (biz_tag) DO NOTHING",
+									6, types6, args6, nulls6, false, 0);
+	}
+	else if (owner_name != NULL)
 	{
 		args[4] = DirectFunctionCall1(namein, CStringGetDatum(owner_name));
 		ret = SPI_execute_with_args("INSERT INTO idgen.segment_alloc "
@@ -298,17 +342,20 @@ create_tag_spi(const char *tag, int64 start, int32 step, Datum description,
 
 /*
  * Inside SPI, as the table's owner, the tag's row locked by lock_owned_tag:
- * set what is not null.  True when max_id moved forward, so the caller
- * must forget the tag's buffered IDs.
+ * set what is not null (cache_null where the table has no cache column).
+ * True when max_id moved forward or the cache changed, so the caller must
+ * forget the tag's buffered IDs (and backends their cached ones).
  */
 static bool
 alter_tag_spi(const char *tag, int64 cur_max, bool step_null, int32 step,
-			  bool desc_null, Datum description, bool max_null, int64 max_id)
+			  bool desc_null, Datum description, bool max_null, int64 max_id,
+			  bool cache_null, int32 cache)
 {
-	Oid			types[4] = {TEXTOID, INT4OID, TEXTOID, INT8OID};
-	Datum		args[4];
-	char		nulls[4] = {' ', 'n', 'n', 'n'};
+	Oid			types[5] = {TEXTOID, INT4OID, TEXTOID, INT8OID, INT4OID};
+	Datum		args[5];
+	char		nulls[5] = {' ', 'n', 'n', 'n', 'n'};
 	int			ret;
+	bool		cache_changed = false;
 
 	if (!max_null && max_id < cur_max)
 		ereport(ERROR,
@@ -321,23 +368,48 @@ alter_tag_spi(const char *tag, int64 cur_max, bool step_null, int32 step,
 	args[1] = Int32GetDatum(step);
 	args[2] = description;
 	args[3] = Int64GetDatum(max_id);
+	args[4] = Int32GetDatum(cache);
 	if (!step_null)
 		nulls[1] = ' ';
 	if (!desc_null)
 		nulls[2] = ' ';
 	if (!max_null)
 		nulls[3] = ' ';
-	ret = SPI_execute_with_args("UPDATE idgen.segment_alloc SET "
+	if (!cache_null)
+	{
+		bool		isnull;
+
+		nulls[4] = ' ';
+		/* The row is locked: its cache is the one in force */
+		ret = SPI_execute_with_args("SELECT cache FROM idgen.segment_alloc "
+									"WHERE biz_tag = $1",
+									1, types, args, NULL, false, 1);
+		if (ret != SPI_OK_SELECT || SPI_processed != 1)
+			elog(ERROR, "could not read idgen.segment_alloc: %s",
+				 SPI_result_code_string(ret));
+		cache_changed = DatumGetInt32(SPI_getbinval(SPI_tuptable->vals[0],
+													SPI_tuptable->tupdesc,
+													1, &isnull)) != cache;
+	}
+	ret = SPI_execute_with_args(cache_null ?
+								"UPDATE idgen.segment_alloc SET "
 								"step = coalesce($2, step), "
 								"description = coalesce($3, description), "
 								"max_id = coalesce($4, max_id), "
 								"update_time = pg_catalog.now() "
+								"WHERE biz_tag = $1" :
+								"UPDATE idgen.segment_alloc SET "
+								"step = coalesce($2, step), "
+								"description = coalesce($3, description), "
+								"max_id = coalesce($4, max_id), "
+								"cache = $5, "
+								"update_time = pg_catalog.now() "
 								"WHERE biz_tag = $1",
-								4, types, args, nulls, false, 0);
+								cache_null ? 4 : 5, types, args, nulls, false, 0);
 	if (ret != SPI_OK_UPDATE || SPI_processed != 1)
 		elog(ERROR, "could not update idgen.segment_alloc: %s",
 			 SPI_result_code_string(ret));
-	return !max_null && max_id > cur_max;
+	return (!max_null && max_id > cur_max) || cache_changed;
 }
 
 /* Inside SPI, as the table's owner, the tag's row locked: delete it */
@@ -364,13 +436,17 @@ caller_owner_name(void)
 
 PG_FUNCTION_INFO_V1(segment_create);
 
-/* SQL: idgen.segment_create(tag, start, step, description) */
+/*
+ * SQL: idgen.segment_create(tag, start, step, description, cache); cache is
+ * not there before ALTER EXTENSION idgen UPDATE to 0.4.0
+ */
 Datum
 segment_create(PG_FUNCTION_ARGS)
 {
 	char	   *tag;
 	int64		start;
 	int32		step;
+	int32		cache = 1;
 	const char *owner;
 	TableOwnerSwitch sw;
 
@@ -389,12 +465,21 @@ segment_create(PG_FUNCTION_ARGS)
 				 errmsg("segment start must be at least 1"),
 				 errdetail("The start given was " INT64_FORMAT ".", start)));
 	check_step(step);
+	if (PG_NARGS() > 4)
+	{
+		if (PG_ARGISNULL(4))
+			ereport(ERROR,
+					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+					 errmsg("cache of a segment tag cannot be null")));
+		cache = PG_GETARG_INT32(4);
+		check_cache(cache);
+	}
 	owner = caller_owner_name();
 
 	become_table_owner(&sw);
 	SPI_connect();
 	create_tag_spi(tag, start, step, PG_ARGISNULL(3) ? (Datum) 0 : PG_GETARG_DATUM(3),
-				   PG_ARGISNULL(3), owner);
+				   PG_ARGISNULL(3), owner, cache);
 	SPI_finish();
 	become_caller(&sw);
 
@@ -405,13 +490,17 @@ segment_create(PG_FUNCTION_ARGS)
 
 PG_FUNCTION_INFO_V1(segment_alter);
 
-/* SQL: idgen.segment_alter(tag, step, description, max_id) */
+/*
+ * SQL: idgen.segment_alter(tag, step, description, max_id, cache); cache is
+ * not there before ALTER EXTENSION idgen UPDATE to 0.4.0
+ */
 Datum
 segment_alter(PG_FUNCTION_ARGS)
 {
 	char	   *tag;
 	int64		cur_max;
 	bool		forward;
+	bool		cache_null = PG_NARGS() <= 4 || PG_ARGISNULL(4);
 	TableOwnerSwitch sw;
 
 	idgen_segment_check_usable();
@@ -419,6 +508,15 @@ segment_alter(PG_FUNCTION_ARGS)
 	tag = tag_arg(fcinfo);
 	if (!PG_ARGISNULL(1))
 		check_step(PG_GETARG_INT32(1));
+	if (!cache_null)
+	{
+		check_cache(PG_GETARG_INT32(4));
+		if (!has_cache_column())
+			ereport(ERROR,
+					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+					 errmsg("segment tags have no cache before idgen 0.4.0"),
+					 errhint("Run ALTER EXTENSION idgen UPDATE.")));
+	}
 
 	become_table_owner(&sw);
 	SPI_connect();
@@ -427,11 +525,16 @@ segment_alter(PG_FUNCTION_ARGS)
 	forward = alter_tag_spi(tag, cur_max,
 							PG_ARGISNULL(1), PG_ARGISNULL(1) ? 0 : PG_GETARG_INT32(1),
 							PG_ARGISNULL(2), PG_ARGISNULL(2) ? (Datum) 0 : PG_GETARG_DATUM(2),
-							PG_ARGISNULL(3), PG_ARGISNULL(3) ? 0 : PG_GETARG_INT64(3));
+							PG_ARGISNULL(3), PG_ARGISNULL(3) ? 0 : PG_GETARG_INT64(3),
+							cache_null, cache_null ? 1 : PG_GETARG_INT32(4));
 	SPI_finish();
 	become_caller(&sw);
 
-	/* Buffered IDs lie below the new max_id: drop them */
+	/*
+	 * Buffered IDs lie below the new max_id, or were cached under the old
+	 * cache: drop them (the slot is loaded again once the row is committed,
+	 * so a new cache holds from the commit on)
+	 */
 	if (forward)
 		idgen_segment_forget(tag, 0);
 	PG_RETURN_VOID();
@@ -568,7 +671,7 @@ segment_import_leaf(PG_FUNCTION_ARGS)
 		check_tag_admin("create");
 		create_tag_spi(tag, leaf_max, step,
 					   PG_ARGISNULL(3) ? (Datum) 0 : PG_GETARG_DATUM(3),
-					   PG_ARGISNULL(3), owner);
+					   PG_ARGISNULL(3), owner, 1);
 		forget = true;
 	}
 	else
@@ -584,7 +687,8 @@ segment_import_leaf(PG_FUNCTION_ARGS)
 					 errhint("Import the tag's current leaf_alloc row.")));
 		forget = alter_tag_spi(tag, cur_max, false, step,
 							   PG_ARGISNULL(3), PG_ARGISNULL(3) ? (Datum) 0 : PG_GETARG_DATUM(3),
-							   leaf_max - 1 == cur_max, leaf_max - 1);
+							   leaf_max - 1 == cur_max, leaf_max - 1,
+							   true, 1);
 	}
 	SPI_finish();
 	become_caller(&sw);

@@ -36,8 +36,8 @@ $node->safe_psql('postgres', q{
 	CREATE EXTENSION idgen;
 	CREATE TABLE idgen_test_stop (stop boolean);
 	CREATE ROLE tagadmin LOGIN;
-	GRANT EXECUTE ON FUNCTION idgen.segment_create(text, bigint, int, text),
-	    idgen.segment_alter(text, int, text, bigint), idgen.segment_drop(text)
+	GRANT EXECUTE ON FUNCTION idgen.segment_create(text, bigint, int, text, int),
+	    idgen.segment_alter(text, int, text, bigint, int), idgen.segment_drop(text)
 	    TO tagadmin;
 	CREATE ROLE anyone LOGIN;
 	CREATE ROLE leaser LOGIN;

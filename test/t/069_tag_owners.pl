@@ -25,8 +25,8 @@ use IdgenTest;
 
 my $node = idgen_node('owners');
 start_node($node);
-my $grants = q{idgen.segment_create(text, bigint, int, text),
-	    idgen.segment_alter(text, int, text, bigint), idgen.segment_drop(text),
+my $grants = q{idgen.segment_create(text, bigint, int, text, int),
+	    idgen.segment_alter(text, int, text, bigint, int), idgen.segment_drop(text),
 	    idgen.segment_import_leaf(text, bigint, int, text),
 	    idgen.segment_export_leaf(text, boolean),
 	    idgen.segment_set_owner(text, regrole)};
@@ -125,7 +125,7 @@ is($ret, 0, 'the new owner alters it') or diag $err;
 # An owner that does not exist: a superuser's tag only
 $node->safe_psql('postgres', q{
 	CREATE ROLE app_e LOGIN;
-	GRANT EXECUTE ON FUNCTION idgen.segment_create(text, bigint, int, text) TO app_e;
+	GRANT EXECUTE ON FUNCTION idgen.segment_create(text, bigint, int, text, int) TO app_e;
 	SET ROLE app_e;
 	SELECT idgen.segment_create('e');
 	RESET ROLE;

@@ -24,8 +24,8 @@ start_node($orig);
 $orig->safe_psql('postgres', q{
 	CREATE EXTENSION idgen;
 	CREATE ROLE app;
-	GRANT EXECUTE ON FUNCTION idgen.segment_create(text, bigint, int, text),
-		idgen.segment_alter(text, int, text, bigint),
+	GRANT EXECUTE ON FUNCTION idgen.segment_create(text, bigint, int, text, int),
+		idgen.segment_alter(text, int, text, bigint, int),
 		idgen.segment_export_leaf(text, boolean) TO app;
 	CREATE TABLE orders (id bigserial PRIMARY KEY, v text);
 	ALTER TABLE orders OWNER TO app;

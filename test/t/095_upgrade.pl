@@ -159,6 +159,39 @@ for my $from ('0.1', '0.2.0', '0.3.0')
 	  or diag(join "\n", grep { index($fresh, $_) < 0 } split /\n/, $updated);
 }
 
+# segment_create and segment_alter gained an argument (cache) in 0.4.0: the
+# EXECUTE granted on the 0.3.0 functions is granted on the new ones, and
+# their initial privileges stay a fresh install's, so pg_dump still dumps
+# the grant
+$node->safe_psql('postgres', 'CREATE DATABASE grants_0_3_0');
+$node->safe_psql('grants_0_3_0', q{
+	CREATE EXTENSION idgen VERSION '0.3.0';
+	CREATE ROLE tag_admin_095;
+	GRANT EXECUTE ON FUNCTION idgen.segment_create(text, bigint, int, text),
+	    idgen.segment_alter(text, int, text, bigint) TO tag_admin_095;
+	ALTER EXTENSION idgen UPDATE;
+});
+is($node->safe_psql('grants_0_3_0', q{
+	SELECT has_function_privilege('tag_admin_095', 'idgen.segment_create(text, bigint, int, text, int)', 'EXECUTE'),
+	       has_function_privilege('tag_admin_095', 'idgen.segment_alter(text, int, text, bigint, int)', 'EXECUTE'),
+	       has_function_privilege('tag_admin_095', 'idgen.segment_drop(text)', 'EXECUTE')}),
+	't|t|f', 'EXECUTE granted on segment_create and segment_alter of 0.3.0 is carried to 0.4.0\'s');
+my $initprivs = q{
+	SELECT string_agg(pg_describe_object(classoid, objoid, objsubid) || ' ' || initprivs::text, ', ' ORDER BY 1)
+	  FROM pg_init_privs
+	 WHERE classoid = 'pg_proc'::regclass
+	   AND objoid IN ('idgen.segment_create(text, bigint, int, text, int)'::regprocedure,
+	                  'idgen.segment_alter(text, int, text, bigint, int)'::regprocedure)};
+is($node->safe_psql('grants_0_3_0', $initprivs), $node->safe_psql('fresh', $initprivs),
+	'their initial privileges are a fresh install\'s (pg_dump dumps the carried grant)');
+my ($dump) = run_command([ 'pg_dump', '--schema-only', '-h', $node->host,
+	'-p', $node->port, 'grants_0_3_0' ]);
+like($dump, qr/GRANT ALL ON FUNCTION idgen\.segment_create\(tag text, start bigint, step integer, description text, cache integer\) TO tag_admin_095;/,
+	'pg_dump dumps the carried grant');
+$node->safe_psql('grants_0_3_0', 'DROP EXTENSION idgen');
+$node->safe_psql('postgres', 'DROP DATABASE grants_0_3_0');
+$node->safe_psql('postgres', 'DROP ROLE tag_admin_095');
+
 # DROP EXTENSION leaves no object behind: no extension row, no object that
 # depended on it, no schema, table, function, type or trigger
 for my $db ('postgres', 'fresh')

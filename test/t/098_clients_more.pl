@@ -54,8 +54,8 @@ $node->safe_psql(
 CREATE ROLE app LOGIN;
 CREATE SCHEMA app AUTHORIZATION app;
 CREATE ROLE tag_admin LOGIN;
-GRANT EXECUTE ON FUNCTION idgen.segment_create(text, bigint, int, text),
-    idgen.segment_alter(text, int, text, bigint),
+GRANT EXECUTE ON FUNCTION idgen.segment_create(text, bigint, int, text, int),
+    idgen.segment_alter(text, int, text, bigint, int),
     idgen.segment_drop(text) TO tag_admin;
 });
 for my $tag (qw(go_pq_invoice pgx_invoice ruby_pg_invoice ar_invoice php_invoice rust_invoice))
