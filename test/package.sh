@@ -77,7 +77,7 @@ idgen_files() {
 tmp=$(mktemp -d /tmp/idgen-package.XXXXXX)
 chmod 755 "$tmp"
 
-echo "== make dist"
+echo "== make dist [at ${SECONDS} s]"
 # A git repository of this tree as it is (what .gitignore leaves out stays
 # out), so that "make dist" archives exactly the files under test
 git_tree=$tmp/git
@@ -105,7 +105,7 @@ else
 	fail "t/002 in a git checkout"
 fi
 
-echo "== the zip builds and installs"
+echo "== the zip builds and installs [at ${SECONDS} s]"
 mkdir -p "$tmp/dist"
 dist_tree=$tmp/dist/idgen-$version
 if unzip -q "$zip" -d "$tmp/dist" &&
@@ -123,7 +123,7 @@ else
 	pass "the zip leaves out .ci/"
 fi
 
-echo "== make uninstall"
+echo "== make uninstall [at ${SECONDS} s]"
 make -s -C "$dist_tree" PG_CONFIG="$PG_CONFIG" uninstall >/dev/null 2>&1
 if [ -z "$(idgen_files)" ]; then
 	pass "make uninstall leaves no idgen file"
@@ -132,7 +132,7 @@ else
 	fail "make uninstall leaves no idgen file"
 fi
 
-echo "== debian/control"
+echo "== debian/control [at ${SECONDS} s]"
 # Committed as "pg_buildext updatecontrol" makes it (in Debian unstable):
 # checkcontrol, for the versions it names and without PG_UPDATECONTROL,
 # fails if control.in (or tests/control.in) says something else
@@ -148,7 +148,7 @@ else
 	fail "debian/control is control.in's for the versions it names (pg_buildext updatecontrol)"
 fi
 
-echo "== dpkg-buildpackage"
+echo "== dpkg-buildpackage [at ${SECONDS} s]"
 # A clean copy: the zip's tree (no build products, no .git), its
 # debian/control as committed
 build=$tmp/build
@@ -190,7 +190,7 @@ else
 	fail "no package for another version built: $others"
 fi
 
-echo "== the package installed, no build tree left"
+echo "== the package installed, no build tree left [at ${SECONDS} s]"
 rm -rf "$build" "$tmp/dist" "$git_tree" "$ctl"
 make -s -C "$top" PG_CONFIG="$PG_CONFIG" clean >/dev/null 2>&1
 # Every idgen tree on the system (a directory with idgen.control that is no
@@ -253,7 +253,7 @@ else
 fi
 packaged=$(dpkg -L "$pkg" | while read -r f; do [ -f "$f" ] && echo "$f"; done)
 
-echo "== demo with the package"
+echo "== demo with the package [at ${SECONDS} s]"
 if DEMO_PORT=54339 bash test/demo.sh --installed >"$tmp/demo.log" 2>&1; then
 	pass "test/demo.sh --installed"
 else
@@ -262,7 +262,7 @@ else
 fi
 rm -rf "$top/tmp_demo"
 
-echo "== autopkgtest (debian/tests/installcheck) with the package"
+echo "== autopkgtest (debian/tests/installcheck) with the package [at ${SECONDS} s]"
 # In a scratch copy (the tests write their results into the tree), as
 # autopkgtest runs it: pg_buildext installcheck for each installed
 # postgresql-N-idgen, in a pg_virtualenv cluster on localhost; a port that
@@ -283,7 +283,7 @@ else
 	fail "debian/tests/installcheck against the packaged files"
 fi
 
-echo "== dpkg -r"
+echo "== dpkg -r [at ${SECONDS} s]"
 dpkg -r "$pkg" >/dev/null
 left=$(for f in $packaged; do [ -e "$f" ] && echo "$f"; done; build_products; idgen_files)
 if [ -n "$packaged" ] && [ -z "$left" ]; then

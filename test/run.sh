@@ -25,7 +25,7 @@ failures=()
 pass() { passed=$((passed + 1)); echo "ok: $1"; }
 fail() { failed=$((failed + 1)); failures+=("$1"); echo "FAILED: $1"; }
 
-echo "== build and install for PostgreSQL $PG_MAJOR ($("$PG_CONFIG" --version))"
+echo "== build and install for PostgreSQL $PG_MAJOR ($("$PG_CONFIG" --version)) [at ${SECONDS} s]"
 if ! build_and_install; then
 	fail "build"
 	echo "$passed passed, $failed failed"
@@ -48,14 +48,14 @@ rsync -a --exclude .git --exclude 'tmp_*' --exclude results "$top/" "$work/"
 [ "$(id -u)" -eq 0 ] && chown -R postgres: "$work"
 chmod 755 "$work"
 
-echo "== include structure"
+echo "== include structure [at ${SECONDS} s]"
 if bash test/check_includes.sh; then
 	pass "no include circle among the components of src/"
 else
 	fail "include circle (test/check_includes.sh)"
 fi
 
-echo "== unit tests (plain C)"
+echo "== unit tests (plain C) [at ${SECONDS} s]"
 if [ -f test/unit/Makefile ]; then
 	out=$(as_pg_user make -s -C "$work/test/unit" run 2>&1)
 	echo "$out" | tail -20
@@ -72,7 +72,7 @@ fi
 # The fuzz targets are idgen's plain-C codecs and layout parser, which
 # include no PostgreSQL header: by default they run on one version, the
 # neighbours' (test/pg_major.sh), as CI runs every version
-echo "== fuzzing"
+echo "== fuzzing [at ${SECONDS} s]"
 if [ -z "${FUZZ_SECONDS:-}" ]; then
 	if [ "$PG_MAJOR" = "$IDGEN_NEIGHBOURS_MAJOR" ]; then
 		FUZZ_SECONDS=15
@@ -100,7 +100,7 @@ mk() { as_pg_user env -u TAP_TESTS make -s --no-print-directory -C "$work" PG_CO
 # instance configured with test/regress.conf, stopped afterwards); one
 # result per test, from the drivers' lines (15: "test x ... ok", 16 and
 # later: "ok 1 - x")
-echo "== make check (pg_regress, isolation)"
+echo "== make check (pg_regress, isolation) [at ${SECONDS} s]"
 mk check >"$work/check.log" 2>&1
 grep -E '^(test| *[a-z_]+ +\.\.\.|ok|not ok|#)' "$work/check.log" || true
 for t in $(mk print-tests); do
@@ -125,7 +125,7 @@ fi
 
 # TAP: "make prove_installcheck", one file at a time, so that each has a
 # result and its servers' logs are kept ($work/tap_NAME)
-echo "== TAP (make prove_installcheck)"
+echo "== TAP (make prove_installcheck) [at ${SECONDS} s]"
 # The packages this release has (test/setup.sh's record): one that setup.sh
 # could not install is a failure, and so is a test skipped for want of one
 # of them; a skip for a package the release lacks passes, with its line
@@ -185,6 +185,6 @@ done
 
 echo
 [ ${#failures[@]} -gt 0 ] && printf 'failed: %s\n' "${failures[@]}"
-echo "test output kept in $work"
+echo "test output kept in $work; test/run.sh took ${SECONDS} s"
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]
