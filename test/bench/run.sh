@@ -850,29 +850,37 @@ fi
 		echo
 	done
 } >"$work/chart_rate.dat"
-# TPS by clients: only the statements that were measured, so that the
-# chart has no legend entry without a line
-tps_cols=1
-{
-	printf 'clients'
-	for e in "${stmts[@]}"; do
+# A chart's data: a header row (XNAME, then the names of the entries of the
+# array named ENTRIES that were measured, so that the chart has no legend
+# entry without a line), then a row per x of XS with each entry's median of
+# KIND at "name@x" (NaN where there is none).  Sets cols to the number of
+# columns.
+chart_matrix() {
+	local xname=$1 kind=$2 xs=$3 e name req m x
+	local -n entries=$4
+	cols=1
+	printf '%s' "$xname"
+	for e in "${entries[@]}"; do
 		IFS='|' read -r name req _ <<<"$e"
 		avail "$req" || continue
 		printf '\t"%s"' "$name"
-		tps_cols=$((tps_cols + 1))
+		cols=$((cols + 1))
 	done
 	echo
-	for c in $clients_list; do
-		printf '%s' "$c"
-		for e in "${stmts[@]}"; do
+	for x in $xs; do
+		printf '%s' "$x"
+		for e in "${entries[@]}"; do
 			IFS='|' read -r name req _ <<<"$e"
 			avail "$req" || continue
-			m=$(med tps "$name@$c")
+			m=$(med "$kind" "$name@$x")
 			printf '\t%s' "$([ "$m" = n/a ] && echo NaN || echo "$m")"
 		done
 		echo
 	done
-} >"$work/chart_tps.dat"
+}
+# TPS by clients
+chart_matrix clients tps "$clients_list" stmts >"$work/chart_tps.dat"
+tps_cols=$cols
 {
 	for e in "${inserts[@]}"; do
 		IFS='|' read -r name _ _ <<<"$e"
@@ -890,30 +898,11 @@ tps_cols=1
 	done
 } >"$work/chart_lat.dat"
 # Scaling chart data: million calls/s and the ratio to the empty loop by
-# backends, one column per f measured (so that no legend entry lacks a line)
-scal_cols=1
+# backends
 for k in scal x_loop; do
-	{
-		printf 'backends'
-		for e in "${scal[@]}"; do
-			IFS='|' read -r name req _ <<<"$e"
-			avail "$req" || continue
-			printf '\t"%s"' "$name"
-			[ $k = x_loop ] || scal_cols=$((scal_cols + 1))
-		done
-		echo
-		for c in $scal_list; do
-			printf '%s' "$c"
-			for e in "${scal[@]}"; do
-				IFS='|' read -r name req _ <<<"$e"
-				avail "$req" || continue
-				m=$(med "$k" "$name@$c")
-				printf '\t%s' "$([ "$m" = n/a ] && echo NaN || echo "$m")"
-			done
-			echo
-		done
-	} >"$work/chart_$k.dat"
+	chart_matrix backends "$k" "$scal_list" scal >"$work/chart_$k.dat"
 done
+scal_cols=$cols
 # The charts drawn, for the last line; "no chart" and why otherwise
 wrote="$out/results.md"
 no_chart=
