@@ -382,8 +382,15 @@ want_tick(int64 tick)
  * statement's start, and its later calls keep that lag behind the clock
  * while they come back to back (less than a tick apart), which they only do
  * at a rate the layout's ticks cannot keep up with: they catch up with the
- * clock.  A caller that pauses longer than a tick is not drawing faster
- * than the layout allows: the clock's tick again.  So an ID's time is never
+ * clock.  A pause between two calls gives back as many ticks of the lag as
+ * it lasted (rounded up): a caller drawing slower than the layout allows is
+ * on the clock's tick again after at most as long as its statement had
+ * paused, while one that is preempted for a few ticks keeps the rest.  The
+ * lag used to drop to nothing at any pause over a tick: with two backends
+ * on two cores, one descheduled for a scheduler slice then moved the shared
+ * state up to the clock and threw away the other's unused ticks too (two
+ * 10,000,000-row statements reached 87% to 99% of the layout's rate, 91%
+ * the median of four runs; 99% in each of four without the reset).  So an ID's time is never
  * before the start of the statement that drew it.  The ticks taken are
  * never below the state (the last ID issued on this server), so uniqueness
  * and order do not depend on any of this.  One statement per process at a
@@ -409,8 +416,10 @@ lowest_tick(const IdgenLayout *l, int64 now_us, int64 now_tick, int64 lead_max)
 		stmt_start = start;
 		lag_ticks = start_tick >= 0 ? Max(now_tick - start_tick, 0) : 0;
 	}
-	else if (gap_us < 0 || gap_us >= l->unit_us)
+	else if (gap_us < 0)
 		lag_ticks = 0;
+	else if (gap_us >= l->unit_us)
+		lag_ticks = Max(lag_ticks - (gap_us + l->unit_us - 1) / l->unit_us, 0);
 	return now_tick - lag_ticks;
 }
 
