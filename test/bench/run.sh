@@ -21,6 +21,8 @@
 #                     rate and the latency runs (default 10)
 #   BENCH_SCALE_T=N   seconds of the pgbench points at 1, 2 and 8 clients
 #                     (default 5)
+#   BENCH_LONG_ROWS=N IDs each backend draws in the one long statement of the
+#                     part "rate" (default 10000000; BENCH_QUICK: 1000000)
 #   BENCH_PORT=N      server port (default 54339; the socket is in ./tmp_bench)
 #   BENCH_OUT=DIR     where results.md, chart.png and scaling.png go
 #   BENCH_ONLY="..."  run only these parts of: single pgbench insert rate
@@ -35,6 +37,11 @@
 #                     PostgreSQL, and measured beside idgen in every table.
 #                     Without it (pgEdge's extension is in no Debian release)
 #                     its rows are n/a, and the run says why.
+#   BENCH_INSTALLED=1 build nothing: idgen (and pgEdge's snowflake, whose rows
+#                     are measured when its extension is there) was built
+#                     and installed into PG_CONFIG's PostgreSQL beforehand,
+#                     on another machine, say; no compiler, make or server
+#                     headers are needed (docs/benchmarks.md)
 #   PG_CONFIG=PATH    the PostgreSQL to build against and run (its bindir's
 #                     initdb, pg_ctl, psql and pgbench); default: the Debian
 #                     release's.  When it, make and its C compiler are there,
@@ -63,12 +70,14 @@ top=$(pwd)
 if [ -n "${BENCH_QUICK:-}" ]; then
 	rounds=${BENCH_ROUNDS:-3}
 	rows=${BENCH_ROWS:-200000}
+	long_rows=${BENCH_LONG_ROWS:-1000000}
 	pgb_t=${BENCH_T:-2}
 	scale_t=${BENCH_SCALE_T:-1}
 	out=${BENCH_OUT:-$top/test/bench/results}
 else
 	rounds=${BENCH_ROUNDS:-3}
 	rows=${BENCH_ROWS:-2000000}
+	long_rows=${BENCH_LONG_ROWS:-10000000}
 	pgb_t=${BENCH_T:-10}
 	scale_t=${BENCH_SCALE_T:-5}
 	out=${BENCH_OUT:-$top/test/bench}
@@ -113,6 +122,12 @@ bench_missing() {
 	for p in initdb pg_ctl psql pgbench; do
 		[ -x "$bin/$p" ] || echo "$bin/$p"
 	done
+	if [ -n "${BENCH_INSTALLED:-}" ]; then
+		[ -f "$("$PG_CONFIG" --sharedir)/extension/idgen.control" ] ||
+			echo "idgen installed into $("$PG_CONFIG" --sharedir) (BENCH_INSTALLED is set)"
+		[ "$(id -u)" -ne 0 ] || id postgres >/dev/null 2>&1 || echo "the user postgres"
+		return 0
+	fi
 	[ -f "$("$PG_CONFIG" --pgxs)" ] || echo "PGXS ($("$PG_CONFIG" --pgxs), the server headers)"
 	cc=$("$PG_CONFIG" --cc | cut -d' ' -f1)
 	command -v "$cc" >/dev/null || echo "the C compiler $cc"
@@ -130,22 +145,38 @@ if [ -n "$(bench_missing)" ] && ! bash test/setup.sh || [ -n "$(bench_missing)" 
 	exit 1
 fi
 . test/env.sh
-echo "== build and install"
-build_and_install
 # pgEdge's snowflake, from the source checkout given (never committed here)
 pgedge_why=
-if [ -n "${PGEDGE_SRC:-}" ]; then
+if [ -n "${BENCH_INSTALLED:-}" ]; then
+	echo "== BENCH_INSTALLED: idgen as installed in $("$PG_CONFIG" --sharedir), nothing built"
+	pgedge_ctl=$("$PG_CONFIG" --sharedir)/extension/snowflake.control
+	if [ -f "$pgedge_ctl" ]; then
+		pgedge_rev=$(sed -n "s/^default_version = '\(.*\)'/version \1/p" "$pgedge_ctl")
+	else
+		pgedge_why="BENCH_INSTALLED is set and pgEdge's snowflake is not installed in $("$PG_CONFIG" --sharedir)"
+	fi
+elif [ -n "${PGEDGE_SRC:-}" ]; then
+	echo "== build and install"
+	build_and_install
 	echo "== build and install pgEdge's snowflake from $PGEDGE_SRC"
 	pgedge_why=$(install_pgedge "$PGEDGE_SRC") || true
 	pgedge_rev=$(git -C "$PGEDGE_SRC" rev-parse --short HEAD 2>/dev/null ||
 		sed -n "s/^default_version = '\(.*\)'/version \1/p" "$PGEDGE_SRC/snowflake.control")
 else
+	echo "== build and install"
+	build_and_install
 	pgedge_why="PGEDGE_SRC is not set (pgEdge's snowflake is in no Debian release; give a source checkout to measure it)"
 fi
 # The code measured: the commit built, and whether the tree differed from it
-commit=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
-[ -z "$(git status --porcelain -- src idgen--*.sql idgen.control Makefile 2>/dev/null)" ] ||
-	commit="$commit+uncommitted changes"
+# (with BENCH_INSTALLED, the commit the bundle was built from: its env.sh
+# sets BENCH_COMMIT)
+if [ -n "${BENCH_INSTALLED:-}" ] && [ -n "${BENCH_COMMIT:-}" ]; then
+	commit=$BENCH_COMMIT
+else
+	commit=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
+	[ -z "$(git status --porcelain -- src idgen--*.sql idgen.control Makefile 2>/dev/null)" ] ||
+		commit="$commit+uncommitted changes"
+fi
 
 dir=$top/tmp_bench
 work=$top/test/bench/results
@@ -422,6 +453,12 @@ q "DROP TABLE IF EXISTS bench_ins; CHECKPOINT"
 # 35 ns a row here), where the generator is most of the work, and the
 # FROM generate_series loop (a materialised function scan, a few hundred ns a
 # row), where each backend has per-row work of its own besides the generator.
+# And long statements: each backend one FROM generate_series statement of
+# $long_rows rows, all started at once; the rate is their IDs over the time
+# from the first one's start until the last one ended, read in the server
+# (statement_timestamp() and clock_timestamp() at the end), so the
+# connections' start is not counted.  Its rows are built before its first
+# call, a pause that a generator held to the clock must not lose.
 batch=10000
 rate_clients="1 2 4"
 nolimit_t=${BENCH_NOLIMIT_T:-$([ -n "${BENCH_QUICK:-}" ] && echo 1 || echo 2)}
@@ -433,7 +470,24 @@ backends() { if [ "$1" -gt 1 ]; then echo "$1 backends"; else echo "1 backend"; 
 sustained=("max_lead 0|0|0|$loop_stream|$pgb_t"
 	"max_lead 0, FROM generate_series|0|0|$loop_fscan|$pgb_t"
 	"no limit|1h|1h|$loop_stream|$nolimit_t"
-	"no limit, FROM generate_series|1h|1h|$loop_fscan|$nolimit_t")
+	"no limit, FROM generate_series|1h|1h|$loop_fscan|$nolimit_t"
+	"max_lead 0, $long_rows-row statements|0|0|long|"
+	"no limit, $long_rows-row statements|1h|1h|long|")
+loop_long="SELECT count(idgen.snowflake_nextval()) FROM generate_series(1, $long_rows) AS g"
+# c backends, each one long statement, all at once: "IDs/s seconds"
+long_run() {
+	local c=$1 i f pids=()
+	f=$(mktemp "$dir/logs/long.XXXXXX")
+	for i in $(seq 1 "$c"); do
+		"${PSQL[@]}" -F ' ' -c "SELECT n, extract(epoch FROM statement_timestamp()), extract(epoch FROM clock_timestamp())
+			FROM ($loop_long) AS s(n)" >>"$f" &
+		pids+=($!)
+	done
+	for i in "${pids[@]}"; do wait "$i" || return 1; done
+	awk -v c="$c" '{ n += $1; if (NR == 1 || $2 < a) a = $2; if ($3 > b) b = $3 }
+		END { if (NR == c && b > a) printf "%.0f %.3f\n", n / (b - a), b - a; else exit 1 }' "$f"
+	rm -f "$f"
+}
 # The rate a caller held to the clock can reach: the smaller of the
 # layout's limit and what the same loop at the same backends draws without
 # a limit.  "max_lead 0[, loop]" is compared with "no limit[, loop]".
@@ -449,15 +503,20 @@ for r in $(rounds_of rate 1); do
 			name="$ml_name, $(backends "$c")"
 			[ "$ml" = 0 ] && drain_all
 			read -r lead0 waits0 _ <<<"$(sf_state)"
-			tps=$(pgb "$loop" "$c" "$secs")
+			# IDs per second and the seconds of the run
+			if [ "$loop" = long ]; then
+				read -r ids secs <<<"$(long_run "$c")" || ids=
+			else
+				ids=$(pgb "$loop" "$c" "$secs" | awk -v b="$batch" '{ printf "%.0f", $1 * b }') || ids=
+			fi
 			read -r lead waits1 _ <<<"$(sf_state)"
-			rec rate "$name" "$r" "$(awk -v t="$tps" -v b="$batch" 'BEGIN { if (t != "") printf "%.0f", t * b }')"
+			rec rate "$name" "$r" "$ids"
 			rec lead_ms "$name" "$r" "$lead"
 			rec clock_waits "$name" "$r" "$((waits1 - waits0))"
 			# Net of the ticks borrowed ahead of the clock during the run:
 			# the share of the wall clock's ticks that were used
-			rec net "$name" "$r" "$(awk -v t="$tps" -v b="$batch" -v s="$secs" -v l="$lead" -v l0="$lead0" -v m="$layout_max" \
-				'BEGIN { if (t != "") printf "%.4f", (t * b * s - (l - l0) / 1000 * m) / s / m }')"
+			rec net "$name" "$r" "$(awk -v i="$ids" -v s="$secs" -v l="$lead" -v l0="$lead0" -v m="$layout_max" \
+				'BEGIN { if (i != "") printf "%.4f", (i * s - (l - l0) / 1000 * m) / s / m }')"
 		done
 	done
 	# With max_lead 0 at full speed, how far an ID's timestamp (the start of
@@ -766,6 +825,8 @@ goals=(
 	"max_lead 0, streaming loop, 2 backends >= 97% of min(limit, its no-limit rate)|reach|max_lead 0, 2 backends|0.97"
 	"max_lead 0, FROM generate_series, 1 backend >= 97% of min(limit, its no-limit rate)|reach|max_lead 0, FROM generate_series, 1 backend|0.97"
 	"max_lead 0, FROM generate_series, 2 backends >= 97% of min(limit, its no-limit rate)|reach|max_lead 0, FROM generate_series, 2 backends|0.97"
+	"max_lead 0, $long_rows-row statements, 1 backend >= 95% of min(limit, its no-limit rate)|reach|max_lead 0, $long_rows-row statements, 1 backend|0.95"
+	"max_lead 0, $long_rows-row statements, 2 backends >= 95% of min(limit, its no-limit rate)|reach|max_lead 0, $long_rows-row statements, 2 backends|0.95"
 	"no limit, FROM generate_series: 2 backends >= 1 backend|x_one|no limit, FROM generate_series, 2 backends|1"
 	"no limit, FROM generate_series: 4 backends >= 1 backend|x_one|no limit, FROM generate_series, 4 backends|1"
 	"max_lead 0: an ID's time never more than one tick (1000 µs) ahead of the clock|ahead_us|max_lead 0|-1000"
@@ -798,7 +859,8 @@ t_goals=$work/goals.tsv
 } >"$t_goals"
 
 # Text rendering
-totext() { column -t -s $'\t' "$1"; }
+# (a machine without util-linux's column gets the tab-separated table)
+totext() { if command -v column >/dev/null; then column -t -s $'\t' "$1"; else cat "$1"; fi; }
 # Markdown rendering
 tomd() {
 	awk -F'\t' '{ printf "|"; for (i = 1; i <= NF; i++) printf " %s |", $i; print "" }
@@ -806,7 +868,7 @@ tomd() {
 }
 
 model=$(lscpu | sed -n 's/^Model name: *//p' | head -1)
-mem=$(free -g | awk '/^Mem:/ { print $2 }')
+mem=$(awk '/^MemTotal:/ { printf "%d", $2 / 1048576 }' /proc/meminfo)
 # Sockets, cores, threads per core and NUMA nodes, as lscpu counts them
 topology=$(lscpu | awk -F': *' '
 	/^Socket\(s\):/ { s = $2 } /^Core\(s\) per socket:/ { c = $2 }
@@ -1011,6 +1073,7 @@ report_md() {
 	echo "- **max_lead 0** (${pgb_t} s a run): the generator is held to the wall clock (an ID's tick is at most one ahead of the clock's: the next tick may begin once the current one is used up). This is the **sustained rate** against the layout's physical limit. Loop: \`$loop_stream\` (generate_series in the select list streams its rows, about 35 ns a row here, so the generator is most of the work)."
 	echo "- **no limit** (${nolimit_t} s a run): idgen.max_lead 1 h, so the generator may borrow future ticks: a **burst**, showing how the one shared generator scales with backends. Same loop; here the generator itself is the work, and every ID is one atomic add on one shared cache line, which two CPUs pass back and forth."
 	echo "- **FROM generate_series** rows: the loop \`$loop_fscan\` (a materialised function scan, a few hundred ns a row here): each backend has per-row work of its own besides the generator, as an application's statements do. A backend of this loop is only a little faster than the layout's limit, which is where a generator held to the clock loses most if it waits badly."
+	echo "- **$long_rows-row statements**: each backend runs one \`$loop_long\`, all started at once; the rate is their IDs over the time from the first one's start until the last one ended, as the server's clock read them (\`statement_timestamp()\`, \`clock_timestamp()\` at the end). Each builds its $long_rows rows before its first call (a pause that a generator held to the clock must not lose), then draws for seconds, long enough for the scheduler to take a backend off its CPU in between."
 	echo
 	echo "Share of min(limit, no-limit rate): a max_lead 0 row's rate over the smaller of the layout's limit and the rate of the same loop at the same backends without a limit (in the same round): how much of what this caller could draw the clock leaves it."
 	echo
