@@ -285,21 +285,49 @@ idgen_snowflake_lead_ticks(const IdgenLayout *l)
  * in its tick continues at sequence 0: the generator runs at over half the
  * layout's rate, and every residue of id % 2^k up to half the sequence came
  * round in that tick already.  Below half the rate, or with a lead that can
- * absorb it, the sequence walks on.  tick_entry is a hint only (which
- * sequence a value moved forward takes); uniqueness never depends on it.
+ * absorb it, the sequence walks on.  And a process that had to wait for
+ * the clock a few ticks ago (recent_clock_wait) draws faster than the
+ * layout allows: its statement will use every value of the tick, so it
+ * continues at sequence 0 whatever was issued before.  Without that, a
+ * loop of 10,000-row statements from one backend, whose pauses between
+ * statements let the state fall behind the clock after ticks entered
+ * mid-sequence, skipped 5.2% of the layout's values (mean of nine runs on
+ * a 2-CPU VM; 3.4% with it).  tick_entry and
+ * that wait are hints only (which sequence a value moved forward takes);
+ * uniqueness never depends on them.
  */
 static inline uint64
-moved_seq(int64 tick, uint64 seq, uint64 mask, int s, int64 lead_max)
+moved_seq(int64 tick, uint64 seq, uint64 mask, int s, int64 lead_max,
+		  bool fast)
 {
 	uint64		entry;
 
-	if (lead_max > 1 || seq <= mask / 2)
+	if (lead_max > 1)
+		return seq;
+	if (fast)
+		return 0;
+	if (seq <= mask / 2)
 		return seq;
 	entry = pg_atomic_read_u64(&idgen_snowflake->tick_entry);
 	if ((int64) (entry >> s) == tick && seq >= (entry & mask) &&
 		seq - (entry & mask) > mask / 2)
 		return 0;
 	return seq;
+}
+
+/*
+ * When this process last began to wait for the clock (idgen_clock_now_us),
+ * 0 if never; and whether that was less than IDGEN_FAST_TICKS ticks before
+ * now_us: the process draws faster than the layout allows (moved_seq)
+ */
+#define IDGEN_FAST_TICKS 10
+static int64 last_clock_wait_us = 0;
+
+static inline bool
+recent_clock_wait(const IdgenLayout *l, int64 now_us)
+{
+	return last_clock_wait_us != 0 &&
+		now_us - last_clock_wait_us < IDGEN_FAST_TICKS * l->unit_us;
 }
 
 /* value, issued by this call, is the first of its tick: remember it */
@@ -485,7 +513,8 @@ next_fast(const IdgenLayout *l, int64 lead_max, int64 tmax, NextWaits *w,
 		uint64		expected = v;
 		uint64		moved;
 
-		moved = ((uint64) low << s) | moved_seq(vt, v & mask, mask, s, lead_max);
+		moved = ((uint64) low << s) | moved_seq(vt, v & mask, mask, s, lead_max,
+												recent_clock_wait(l, now_us));
 		usable = pg_atomic_compare_exchange_u64(&idgen_snowflake->state,
 												&expected, moved);
 		v = moved;
@@ -504,6 +533,7 @@ next_fast(const IdgenLayout *l, int64 lead_max, int64 tmax, NextWaits *w,
 			 * up (a clock step back): v is skipped
 			 */
 			pg_atomic_fetch_add_u64(&idgen_snowflake->clock_waits, 1);
+			last_clock_wait_us = now_us;
 			w->waited_clock = true;
 			w->clock_deadline = idgen_clock_monotonic_ms() + idgen_clock_wait_ms;
 			usable = idgen_clock_spin_until(until_us, w->clock_deadline,
@@ -538,6 +568,7 @@ wait_for_clock(const IdgenLayout *l, int64 ntick, int64 now_tick,
 	int64		need_us = idgen_tick_start(l, ntick - lead_max) - now_us;
 	int64		need_ms = need_us / 1000;
 
+	last_clock_wait_us = now_us;
 	if (!w->waited_clock)
 	{
 		pg_atomic_fetch_add_u64(&idgen_snowflake->clock_waits, 1);
@@ -654,7 +685,8 @@ next_slow(const IdgenLayout *l, int gene_bits, uint64 gene, int64 lead_max,
 		else if (tick < low)
 		{
 			t = low;
-			if (moved_seq(tick, seq + 1, mask, s, lead_max) == 0)
+			if (moved_seq(tick, seq + 1, mask, s, lead_max,
+						  recent_clock_wait(l, now_us)) == 0)
 				start = 0;
 		}
 		else

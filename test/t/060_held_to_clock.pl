@@ -9,7 +9,9 @@
 # current tick at sequence 0; at one ID per tick the sequence still walks on
 # by one.  A statement that pauses before drawing at full speed takes the
 # ticks that went unused since it began (issue 25); a pause gives back as
-# many of them as it lasted (issue 33).  Outcomes only:
+# many of them as it lasted, and a process that waited for the clock
+# lately begins a tick it falls behind to at sequence 0 (issue 33).
+# Outcomes only:
 # uniqueness, order, how far ahead or behind a time is, the walk; never how
 # fast.
 use strict;
@@ -173,6 +175,45 @@ SELECT count(*) FROM paused
 WHERE part = 3 AND idgen.id_timestamp(id) < date_trunc('milliseconds', before)}),
 	'0',
 	"paused statement: after a pause longer than the lag, the clock's tick");
+
+# A process that waited for the clock a few ticks ago draws faster than the
+# layout allows, so when the state falls behind the clock it continues at
+# sequence 0, not mid-sequence (the values below would be lost).  One
+# statement: 100,000 IDs at full speed (it waits for the clock), a pause of
+# 2 ms (the state, at most one tick ahead of the clock, is then behind it),
+# one more ID.  Where the burst waited (its last wait was in its last tick)
+# and the pause stayed under 8 ms, inside the 10 ticks, its sequence is 0.
+$node->safe_psql(
+	'postgres', q{
+CREATE TABLE burst (k text, v bigint, t timestamptz);
+DO $$
+DECLARE
+  w0 bigint;
+  w1 bigint;
+  m bigint;
+BEGIN
+  SELECT clock_waits INTO w0 FROM idgen.snowflake_status();
+  SELECT max(x) INTO m
+  FROM (SELECT idgen.snowflake_nextval() AS x FROM (SELECT generate_series(1, 100000)) g) s;
+  SELECT clock_waits INTO w1 FROM idgen.snowflake_status();
+  INSERT INTO burst VALUES ('last', m, clock_timestamp()), ('waits', w1 - w0, NULL);
+  PERFORM pg_sleep(0.002);
+  INSERT INTO burst VALUES ('next', NULL, clock_timestamp());
+  UPDATE burst SET v = idgen.snowflake_nextval() WHERE k = 'next';
+END $$});
+my ($waits, $pause_ms, $moved, $next_seq) = split /\|/, $node->safe_psql(
+	'postgres', q{
+SELECT w.v, extract(epoch FROM n.t - l.t) * 1000,
+       (idgen.id_decode(n.v)).tick > (idgen.id_decode(l.v)).tick,
+       (idgen.id_decode(n.v)).sequence
+FROM burst w, burst l, burst n WHERE w.k = 'waits' AND l.k = 'last' AND n.k = 'next'});
+SKIP:
+{
+	skip "the burst did not wait for the clock ($waits waits), the pause took $pause_ms ms or the next ID stayed in the burst's tick", 1
+	  unless $waits > 0 && $pause_ms < 8 && $moved eq 't';
+	is($next_seq, 0,
+		"after a burst that waited for the clock and a pause of $pause_ms ms, the next tick begins at sequence 0");
+}
 
 # Two backends at full speed for 3 s, each transaction 20,000 IDs into a
 # table: unique across both
