@@ -292,9 +292,9 @@ idgen_snowflake_lead_ticks(const IdgenLayout *l)
  * loop of 10,000-row statements from one backend, whose pauses between
  * statements let the state fall behind the clock after ticks entered
  * mid-sequence, skipped 5.2% of the layout's values (mean of nine runs on
- * a 2-CPU VM; 3.4% with it).  tick_entry and
- * that wait are hints only (which sequence a value moved forward takes);
- * uniqueness never depends on them.
+ * a 2-CPU VM; 3.4% with it).  tick_entry and that wait are hints only
+ * (which sequence a value moved forward takes); uniqueness never depends on
+ * them.
  */
 static inline uint64
 moved_seq(int64 tick, uint64 seq, uint64 mask, int s, int64 lead_max,
@@ -418,11 +418,12 @@ want_tick(int64 tick)
  * on two cores, one descheduled for a scheduler slice then moved the shared
  * state up to the clock and threw away the other's unused ticks too (two
  * 10,000,000-row statements reached 87% to 99% of the layout's rate, 91%
- * the median of four runs; 99% in each of four without the reset).  So an ID's time is never
- * before the start of the statement that drew it.  The ticks taken are
- * never below the state (the last ID issued on this server), so uniqueness
- * and order do not depend on any of this.  One statement per process at a
- * time: the statement start says when a new one began.
+ * the median of four runs; 99% in each of four without the reset).  So an
+ * ID's time is never before the start of the statement that drew it.  The
+ * ticks taken are never below the state (the last ID issued on this
+ * server), so uniqueness and order do not depend on any of this.  One
+ * statement per process at a time: the statement start says when a new one
+ * began.
  */
 static int64
 lowest_tick(const IdgenLayout *l, int64 now_us, int64 now_tick, int64 lead_max)
