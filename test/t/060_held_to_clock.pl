@@ -39,6 +39,17 @@ SELECT count(*) FROM (SELECT id, lag(id) OVER (ORDER BY g) AS prev FROM $table) 
 WHERE id <= prev});
 }
 
+# IDs of table (id, began) whose time is before their statement's start
+sub before_start
+{
+	my ($table) = @_;
+
+	return $node->safe_psql(
+		'postgres', qq{
+SELECT count(*) FROM $table
+WHERE idgen.id_timestamp(id) < date_trunc('milliseconds', began)});
+}
+
 # Full speed, one backend: 400,000 IDs (about 100 ticks of the default
 # layout's 4,096 IDs), each with the wall clock read right after it
 $node->safe_psql(
@@ -80,11 +91,7 @@ is( $node->safe_psql(
 	't',
 	'materialised loop: 400,000 IDs, no duplicate');
 is(out_of_order('plain'), 0, 'materialised loop: every ID above the one before');
-is( $node->safe_psql(
-		'postgres', q{
-SELECT count(*) FROM plain
-WHERE idgen.id_timestamp(id) < date_trunc('milliseconds', began)}),
-	'0',
+is(before_start('plain'), 0,
 	"materialised loop: no ID's time before the statement's start");
 $ahead = $node->safe_psql(
 	'postgres', q{
@@ -140,11 +147,7 @@ END $$});
 is($node->safe_psql('postgres', 'SELECT count(DISTINCT id) FROM paused'),
 	'9', 'paused statement: 9 IDs, no duplicate');
 is(out_of_order('paused'), 0, 'paused statement: every ID above the one before');
-is( $node->safe_psql(
-		'postgres', q{
-SELECT count(*) FROM paused
-WHERE idgen.id_timestamp(id) < date_trunc('milliseconds', began)}),
-	'0',
+is(before_start('paused'), 0,
 	"paused statement: no ID's time before the statement's start");
 is( $node->safe_psql(
 		'postgres', q{
