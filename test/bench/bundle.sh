@@ -29,7 +29,7 @@ cd "$(dirname "$0")/../.."
 top=$(pwd)
 out=${1:?usage: bundle.sh OUT.tar.gz}
 case $out in /*) ;; *) out=$top/$out ;; esac
-. test/pg_major.sh
+. test/env.sh
 for d in bindir pkglibdir sharedir; do
 	[ -d "$("$PG_CONFIG" --$d)" ] || { echo "bundle: $PG_CONFIG has no --$d" >&2; exit 1; }
 done
@@ -46,20 +46,15 @@ root=$tmp/idgen-bench
 mkdir -p "$root/lib" "$root/zoneinfo/Etc"
 # The three folders at the same paths relative to each other as here
 tar -C / -cf - "${bindir#/}" "${pkglibdir#/}" "${sharedir#/}" | tar -C "$root" -xf -
-rm -rf "$root$pkglibdir/bitcode" "$root$pkglibdir"/llvmjit*
 
 echo "== build idgen and install it into the copy"
-make -s PG_CONFIG="$PG_CONFIG"
-make -s PG_CONFIG="$PG_CONFIG" install DESTDIR="$root" >/dev/null
+build_and_install "$root" >/dev/null
 if [ -n "${PGEDGE_SRC:-}" ]; then
 	echo "== build pgEdge's snowflake from $PGEDGE_SRC and install it into the copy"
-	mkdir -p "$tmp/pgedge"
-	cp -a "$PGEDGE_SRC/." "$tmp/pgedge/"
-	make -s -C "$tmp/pgedge" USE_PGXS=1 PG_CONFIG="$PG_CONFIG" >/dev/null
-	make -s -C "$tmp/pgedge" USE_PGXS=1 PG_CONFIG="$PG_CONFIG" install DESTDIR="$root" >/dev/null
-	rm -rf "$tmp/pgedge"
+	why=$(install_pgedge "$PGEDGE_SRC" "$root") || { echo "bundle: $why" >&2; exit 1; }
 fi
-rm -rf "$root$pkglibdir/bitcode"
+# No JIT: its bitcode (ours included) and provider stay behind
+rm -rf "$root$pkglibdir/bitcode" "$root$pkglibdir"/llvmjit*
 
 echo "== the shared libraries they use"
 find "$root$bindir" "$root$pkglibdir" -type f \( -perm -u+x -o -name '*.so' \) -print0 |
@@ -85,10 +80,8 @@ for z in UTC GMT Etc/UTC Etc/GMT; do
 	if [ -f "/usr/share/zoneinfo/$z" ]; then cp -L "/usr/share/zoneinfo/$z" "$root/zoneinfo/$z"; fi
 done
 
-# The code built: the commit, and whether the tree differed from it
-commit=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
-[ -z "$(git status --porcelain -- src idgen--*.sql idgen.control Makefile 2>/dev/null)" ] ||
-	commit="$commit+uncommitted changes"
+# The code built
+commit=$(code_commit)
 cat >"$root/env.sh" <<EOF
 # Source me (bash): the PostgreSQL of this bundle for make bench
 _b=\$(cd "\$(dirname "\${BASH_SOURCE[0]}")" && pwd)

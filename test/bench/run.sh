@@ -122,19 +122,18 @@ bench_missing() {
 	for p in initdb pg_ctl psql pgbench; do
 		[ -x "$bin/$p" ] || echo "$bin/$p"
 	done
+	if [ "$(id -u)" -eq 0 ] && ! id postgres >/dev/null 2>&1; then
+		echo "the user postgres (root runs the server as postgres; or run as another user)"
+	fi
 	if [ -n "${BENCH_INSTALLED:-}" ]; then
 		[ -f "$("$PG_CONFIG" --sharedir)/extension/idgen.control" ] ||
 			echo "idgen installed into $("$PG_CONFIG" --sharedir) (BENCH_INSTALLED is set)"
-		[ "$(id -u)" -ne 0 ] || id postgres >/dev/null 2>&1 || echo "the user postgres"
 		return 0
 	fi
 	[ -f "$("$PG_CONFIG" --pgxs)" ] || echo "PGXS ($("$PG_CONFIG" --pgxs), the server headers)"
 	cc=$("$PG_CONFIG" --cc | cut -d' ' -f1)
 	command -v "$cc" >/dev/null || echo "the C compiler $cc"
 	command -v make >/dev/null || echo make
-	if [ "$(id -u)" -eq 0 ] && ! id postgres >/dev/null 2>&1; then
-		echo "the user postgres (root runs the server as postgres; or run as another user)"
-	fi
 	return 0
 }
 # gnuplot is not needed: without it the run says that it drew no chart
@@ -145,26 +144,29 @@ if [ -n "$(bench_missing)" ] && ! bash test/setup.sh || [ -n "$(bench_missing)" 
 	exit 1
 fi
 . test/env.sh
+if [ -n "${BENCH_INSTALLED:-}" ]; then
+	echo "== BENCH_INSTALLED: idgen as installed in $("$PG_CONFIG" --sharedir), nothing built"
+else
+	echo "== build and install"
+	build_and_install
+fi
+# "version V" of an extension's control file
+control_version() { sed -n "s/^default_version = '\(.*\)'/version \1/p" "$1"; }
 # pgEdge's snowflake, from the source checkout given (never committed here)
 pgedge_why=
 if [ -n "${BENCH_INSTALLED:-}" ]; then
-	echo "== BENCH_INSTALLED: idgen as installed in $("$PG_CONFIG" --sharedir), nothing built"
 	pgedge_ctl=$("$PG_CONFIG" --sharedir)/extension/snowflake.control
 	if [ -f "$pgedge_ctl" ]; then
-		pgedge_rev=$(sed -n "s/^default_version = '\(.*\)'/version \1/p" "$pgedge_ctl")
+		pgedge_rev=$(control_version "$pgedge_ctl")
 	else
 		pgedge_why="BENCH_INSTALLED is set and pgEdge's snowflake is not installed in $("$PG_CONFIG" --sharedir)"
 	fi
 elif [ -n "${PGEDGE_SRC:-}" ]; then
-	echo "== build and install"
-	build_and_install
 	echo "== build and install pgEdge's snowflake from $PGEDGE_SRC"
 	pgedge_why=$(install_pgedge "$PGEDGE_SRC") || true
 	pgedge_rev=$(git -C "$PGEDGE_SRC" rev-parse --short HEAD 2>/dev/null ||
-		sed -n "s/^default_version = '\(.*\)'/version \1/p" "$PGEDGE_SRC/snowflake.control")
+		control_version "$PGEDGE_SRC/snowflake.control")
 else
-	echo "== build and install"
-	build_and_install
 	pgedge_why="PGEDGE_SRC is not set (pgEdge's snowflake is in no Debian release; give a source checkout to measure it)"
 fi
 # The code measured: the commit built, and whether the tree differed from it
@@ -173,9 +175,7 @@ fi
 if [ -n "${BENCH_INSTALLED:-}" ] && [ -n "${BENCH_COMMIT:-}" ]; then
 	commit=$BENCH_COMMIT
 else
-	commit=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
-	[ -z "$(git status --porcelain -- src idgen--*.sql idgen.control Makefile 2>/dev/null)" ] ||
-		commit="$commit+uncommitted changes"
+	commit=$(code_commit)
 fi
 
 dir=$top/tmp_bench
