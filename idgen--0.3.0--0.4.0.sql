@@ -150,72 +150,304 @@ $$;
 -- END keep tags
 
 -- BEGIN adopt
--- idgen.adopt_column (issue 21, point 4; issue 30, points 1, 2 and 4): an
--- existing integer key column moves to idgen in one transaction.
+-- idgen.adopt_column (issue 21, point 4; issue 30, points 1, 2 and 4; issue
+-- 37): an existing integer key column moves to idgen in one transaction.
 --
 -- adopt_column (C, src/adopt.c) checks that the caller has the privileges
 -- of the table's owner (its owner, a member, or a superuser), then runs
 -- adopt_column_body as that owner under a security-restricted operation, as
--- REFRESH MATERIALIZED VIEW does: the rewrites run the owner's CHECK
--- constraints and index expressions with the owner's rights only, whoever
--- calls.  Every argument value is safe for any caller: EXECUTE to PUBLIC.
+-- REFRESH MATERIALIZED VIEW does.  adopt_column_body calls the steps below
+-- in this order, so that every refusal comes before anything is altered:
 --
--- adopt_column_body, in this order, so that a refusal comes before anything
--- is altered: the arguments are checked (a partition is refused: its
--- partitioned table is adopted), the table is locked (ACCESS EXCLUSIVE: no
--- row can arrive behind the maximum read next), the column's maximum over
--- every partition is read, and the last value of every sequence feeding the
--- column (its partitions' too) if larger (a NOTICE: other columns may hold
--- its values), every table to be rewritten is checked to belong to the same
--- owner, the generator is moved above the maximum
--- (adopt_snowflake_advance, or a tag created, above the max_id of
--- a dropped tag of that name too, or raised past both the maximum and its
--- own max_id, which discards its buffered IDs), then the
--- identity or the sequence default is dropped (an identity's sequence goes
--- with it; a serial's owned sequence is dropped, or kept with a NOTICE when
--- other objects use it), the column and every column that references it by
--- a foreign key, transitively, are widened to bigint, and the new DEFAULT is
--- set.  Any error rolls all of it back; only a snowflake generator already
--- advanced stays advanced, which costs nothing (IDs only grow).
+--   adopt_target        the table and column, as adopt_column may take them
+--   adopt_tree          the table and its descendants (partitions and
+--                       inheritance children, at any depth)
+--   adopt_relations     every relation the change reaches: the tree, the
+--                       tables referencing it by a foreign key, transitively,
+--                       and their descendants
+--   adopt_sequences     the sequences feeding the column anywhere in the tree
+--   adopt_check_owners  one owner for all of them, or a refusal naming the
+--                       odd one out (then again once they are locked)
+--   adopt_floor         the largest value over every row and the sequences'
+--                       last values (row security off: refused when it would
+--                       hide a row)
+--   adopt_snowflake /   the generator above the floor
+--   adopt_segment
+--   adopt_switch        the identity or default dropped, the sequences that
+--                       survive stopped, the columns widened (adopt_widen),
+--                       the new default set
 --
--- Running as the table's owner: ALTER TABLE checks its ownership of every
--- table it alters, segment_create, segment_alter and segment_export_leaf
--- the owner's EXECUTE grant (and the tag's owner), adopt_snowflake_advance
--- the table's owner and idgen.max_lead.  Identifiers are quoted through
--- regclass output and format's %I, the tag through %L.
+-- The steps run only inside adopt_column (idgen.adopt_step, C, refuses
+-- otherwise), so the step functions are granted to PUBLIC harmlessly; what
+-- they alter, ALTER TABLE and ALTER SEQUENCE check against the owner
+-- themselves.  Running as the owner: another role's code (CHECK
+-- constraints, index expressions, ...) never runs at all, as every relation
+-- reached has the same owner; the owner's own runs with the owner's rights
+-- only, whoever calls.  Identifiers are quoted through regclass output and
+-- format's %I, the tag through %L.
 
--- adopt_snowflake_advance: the snowflake generator above min_id for the
--- owner of tbl (or a member, or a superuser), only within idgen.max_lead of
--- the clock and never while snowflake IDs are refused (a restored copy, a
--- changed layout): IDs only grow, by at most max_lead, so it is safe for
--- any caller and granted to PUBLIC.
+-- adopt_snowflake_advance: the snowflake generator above min_id, only while
+-- adopt_column adopts tbl (before it alters anything, once), for the owner
+-- of tbl, within idgen.max_lead of the clock and never while snowflake IDs
+-- are refused (a restored copy, a changed layout).
 CREATE FUNCTION idgen.adopt_snowflake_advance(tbl regclass, min_id bigint)
     RETURNS void
     AS 'MODULE_PATHNAME', 'adopt_snowflake_advance'
     LANGUAGE C VOLATILE STRICT;
 COMMENT ON FUNCTION idgen.adopt_snowflake_advance(regclass, bigint) IS
-    'For the owner of a table: make every later snowflake ID of this server larger than min_id, within idgen.max_lead of the clock, unless snowflake IDs are refused';
+    'Step of idgen.adopt_column: make every later snowflake ID of this server larger than the adopted column''s largest value, within idgen.max_lead of the clock (refused outside adopt_column)';
 GRANT EXECUTE ON FUNCTION idgen.adopt_snowflake_advance(regclass, bigint) TO PUBLIC;
 
-CREATE FUNCTION idgen.adopt_column_body(tbl regclass, col name,
-    generator text) RETURNS void
+CREATE FUNCTION idgen.adopt_step(tbl regclass, rewrite boolean) RETURNS void
+    AS 'MODULE_PATHNAME', 'adopt_step'
+    LANGUAGE C VOLATILE STRICT;
+COMMENT ON FUNCTION idgen.adopt_step(regclass, boolean) IS
+    'Refuses unless idgen.adopt_column is adopting tbl; rewrite => true closes its adopt_snowflake_advance';
+GRANT EXECUTE ON FUNCTION idgen.adopt_step(regclass, boolean) TO PUBLIC;
+
+-- The table and column: a table (not a partition, not an inheritance
+-- child: rows inserted through the parent take the parent's default), owned
+-- by the current user, with a column of an integer type
+CREATE FUNCTION idgen.adopt_target(tbl regclass, col name, generator text,
+    OUT att smallint, OUT ident "char")
     LANGUAGE plpgsql
     SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
-    att smallint;
-    typ oid;
-    ident "char";
     kind "char";
-    tag text;
-    old_max bigint;
-    cur_max bigint;
-    def_oid oid;
-    owned regclass;
-    owned_name text;
-    seq regclass;
-    used regclass[];
+    owner_id oid;
+    parent regclass;
+    root regclass;
+    typ oid;
+BEGIN
+    PERFORM idgen.adopt_step(tbl, false);
+    SELECT c.relkind, c.relowner INTO kind, owner_id FROM pg_class c WHERE c.oid = tbl;
+    IF kind IS NULL OR kind NOT IN ('r', 'p') THEN
+        RAISE EXCEPTION '% is not a table', tbl USING ERRCODE = 'wrong_object_type';
+    END IF;
+    IF owner_id IS DISTINCT FROM (SELECT ro.oid FROM pg_roles ro WHERE ro.rolname = current_user) THEN
+        RAISE EXCEPTION 'idgen.adopt_column_body must run as the owner of table %', tbl
+            USING ERRCODE = 'insufficient_privilege',
+                  HINT = format('Call SELECT idgen.adopt_column(%L, %L, %L);', tbl::text, col, generator);
+    END IF;
+    SELECT i.inhparent::regclass INTO parent FROM pg_inherits i WHERE i.inhrelid = tbl LIMIT 1;
+    IF parent IS NOT NULL THEN
+        -- The root of the tree: the table without a parent above it
+        root := parent;
+        LOOP
+            SELECT i.inhparent::regclass INTO parent FROM pg_inherits i WHERE i.inhrelid = root LIMIT 1;
+            EXIT WHEN parent IS NULL;
+            root := parent;
+        END LOOP;
+        RAISE EXCEPTION 'cannot adopt column "%" of % %', col,
+                CASE WHEN (SELECT c.relispartition FROM pg_class c WHERE c.oid = tbl)
+                     THEN 'partition' ELSE 'inheritance child' END, tbl
+            USING ERRCODE = 'wrong_object_type',
+                  DETAIL = format('Rows inserted through its parent %s take their IDs from that table''s default, so IDs generated for this table alone could repeat them.', root),
+                  HINT = format('Adopt the root of the tree, which covers every table below it: SELECT idgen.adopt_column(%L, %L, %L);',
+                                root::text, col, generator);
+    END IF;
+    SELECT a.attnum, a.atttypid, a.attidentity INTO att, typ, ident
+      FROM pg_attribute a
+     WHERE a.attrelid = tbl AND a.attname = col AND a.attnum > 0 AND NOT a.attisdropped;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION 'column "%" of relation % does not exist', col, tbl
+            USING ERRCODE = 'undefined_column';
+    END IF;
+    IF typ NOT IN ('int2'::regtype, 'int4'::regtype, 'int8'::regtype) THEN
+        RAISE EXCEPTION 'column "%" of table % is of type %, not an integer type',
+                col, tbl, format_type(typ, NULL)
+            USING ERRCODE = 'datatype_mismatch',
+                  DETAIL = 'A column of type smallint, integer or bigint can be adopted; it becomes bigint.';
+    END IF;
+END
+$$;
+COMMENT ON FUNCTION idgen.adopt_target(regclass, name, text) IS
+    'Step of idgen.adopt_column: the table and column it may take (refused outside adopt_column)';
+
+-- The table and every table below it, partitions and inheritance children
+-- at any depth
+CREATE FUNCTION idgen.adopt_tree(tbl regclass) RETURNS regclass[]
+    LANGUAGE sql STABLE
+    SET search_path = pg_catalog, pg_temp
+AS $$
+    WITH RECURSIVE t(rel) AS (
+        SELECT tbl::oid
+      UNION
+        SELECT i.inhrelid FROM t JOIN pg_inherits i ON i.inhparent = t.rel)
+    SELECT array_agg(t.rel::regclass ORDER BY t.rel) FROM t
+$$;
+COMMENT ON FUNCTION idgen.adopt_tree(regclass) IS
+    'Step of idgen.adopt_column: the table and every partition and inheritance child below it, at any depth';
+
+-- Every relation the change reaches, with the column it alters there: the
+-- tree, the tables whose foreign keys reference the column (only the
+-- matching column of a multi-column key), transitively, and every table
+-- below each of them (ALTER TABLE recurses into them)
+CREATE FUNCTION idgen.adopt_relations(tbl regclass, att smallint,
+    OUT rel regclass, OUT attnum smallint)
+    RETURNS SETOF record
+    LANGUAGE sql STABLE
+    SET search_path = pg_catalog, pg_temp
+AS $$
+    WITH RECURSIVE edges(parent, pattnum, child, cattnum) AS (
+        SELECT i.inhparent, pa.attnum, i.inhrelid, ca.attnum
+          FROM pg_inherits i
+          JOIN pg_attribute pa ON pa.attrelid = i.inhparent AND pa.attnum > 0
+          JOIN pg_attribute ca ON ca.attrelid = i.inhrelid AND ca.attname = pa.attname
+      UNION ALL
+        SELECT c.confrelid, k.confkey, c.conrelid, k.conkey
+          FROM pg_constraint c
+         CROSS JOIN LATERAL unnest(c.conkey, c.confkey) AS k(conkey, confkey)
+         WHERE c.contype = 'f'),
+    refs(rel, attnum) AS (
+        SELECT tbl::oid, att
+      UNION
+        SELECT e.child, e.cattnum FROM refs
+          JOIN edges e ON e.parent = refs.rel AND e.pattnum = refs.attnum)
+    SELECT refs.rel::regclass, refs.attnum FROM refs ORDER BY refs.rel, refs.attnum
+$$;
+COMMENT ON FUNCTION idgen.adopt_relations(regclass, smallint) IS
+    'Step of idgen.adopt_column: every relation the change reaches (descendants, referencing tables, transitively) and the column altered there';
+
+-- The sequences that feed the column anywhere in the tree: a default's
+-- nextval, an identity's sequence
+CREATE FUNCTION idgen.adopt_sequences(tbl regclass, col name) RETURNS regclass[]
+    LANGUAGE sql STABLE
+    SET search_path = pg_catalog, pg_temp
+AS $$
+    SELECT coalesce(array_agg(DISTINCT s.seq), '{}') FROM (
+        SELECT dep.refobjid::regclass AS seq
+          FROM pg_attribute a
+          JOIN pg_attrdef d ON d.adrelid = a.attrelid AND d.adnum = a.attnum
+          JOIN pg_depend dep ON dep.classid = 'pg_attrdef'::regclass
+               AND dep.objid = d.oid AND dep.refclassid = 'pg_class'::regclass
+          JOIN pg_class s ON s.oid = dep.refobjid AND s.relkind = 'S'
+         WHERE a.attrelid = ANY (idgen.adopt_tree(tbl)) AND a.attname = col
+      UNION
+        SELECT dep.objid::regclass
+          FROM pg_attribute a
+          JOIN pg_depend dep ON dep.classid = 'pg_class'::regclass
+               AND dep.refclassid = 'pg_class'::regclass
+               AND dep.refobjid = a.attrelid AND dep.refobjsubid = a.attnum
+               AND dep.deptype = 'i'
+          JOIN pg_class s ON s.oid = dep.objid AND s.relkind = 'S'
+         WHERE a.attrelid = ANY (idgen.adopt_tree(tbl)) AND a.attname = col) s
+$$;
+COMMENT ON FUNCTION idgen.adopt_sequences(regclass, name) IS
+    'Step of idgen.adopt_column: the sequences feeding the column anywhere in the table''s tree';
+
+-- One owner for every relation the change reaches and every sequence
+-- feeding the column (adopt_column_body runs as that owner: another role's
+-- CHECK constraints, index expressions and defaults must not run with its
+-- rights), only tables, and only sequences that count up without cycling
+CREATE FUNCTION idgen.adopt_check_owners(tbl regclass, col name, att smallint,
+    seqs regclass[]) RETURNS void
+    LANGUAGE plpgsql
+    SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    owner_id oid := (SELECT c.relowner FROM pg_class c WHERE c.oid = tbl);
     r record;
+BEGIN
+    PERFORM idgen.adopt_step(tbl, false);
+    FOR r IN
+        SELECT x.rel, c.relkind, c.relowner::regrole AS relowner,
+               CASE WHEN c.relkind = 'S' THEN 'sequence' ELSE 'table' END AS what
+          FROM (SELECT rl.rel FROM idgen.adopt_relations(tbl, att) rl
+                UNION SELECT unnest(seqs)) x
+          JOIN pg_class c ON c.oid = x.rel
+         ORDER BY x.rel
+    LOOP
+        IF r.relowner::oid <> owner_id THEN
+            RAISE EXCEPTION 'cannot adopt column "%" of table %: % % is owned by role %, not by %',
+                    col, tbl, r.what, r.rel, r.relowner, owner_id::regrole
+                USING ERRCODE = 'insufficient_privilege',
+                      DETAIL = format('Adopting changes %s %s with the rights of role %s, the owner of table %s, and would run the code of role %s there with them.',
+                                      r.what, r.rel, owner_id::regrole, tbl, r.relowner),
+                      HINT = format('Give it to the same owner (ALTER %s %s OWNER TO %s), then call adopt_column again.',
+                                    upper(r.what), r.rel, owner_id::regrole);
+        END IF;
+        IF r.relkind NOT IN ('r', 'p', 'S') THEN
+            RAISE EXCEPTION 'cannot adopt column "%" of table %: % is not a table', col, tbl, r.rel
+                USING ERRCODE = 'feature_not_supported',
+                      DETAIL = 'Only tables, partitioned tables and their partitions can be adopted: a foreign table''s rows come from elsewhere.';
+        END IF;
+    END LOOP;
+    SELECT s.seqrelid::regclass AS seq INTO r FROM pg_sequence s
+     WHERE s.seqrelid = ANY (seqs) AND (s.seqincrement < 0 OR s.seqcycle)
+     ORDER BY 1 LIMIT 1;
+    IF FOUND THEN
+        RAISE EXCEPTION 'cannot adopt column "%" of table %: sequence % counts down or cycles', col, tbl, r.seq
+            USING ERRCODE = 'feature_not_supported',
+                  DETAIL = 'The values such a sequence has handed out are not bounded by its last value.';
+    END IF;
+END
+$$;
+COMMENT ON FUNCTION idgen.adopt_check_owners(regclass, name, smallint, regclass[]) IS
+    'Step of idgen.adopt_column: refuses unless one role owns every relation reached and every sequence feeding the column';
+
+-- The largest value of the column over every row of the tree, and of the
+-- sequences' last values if larger (other columns may hold their values).
+-- Row security off: with FORCE ROW LEVEL SECURITY the owner's read of the
+-- table is refused rather than filtered.
+CREATE FUNCTION idgen.adopt_floor(tbl regclass, col name, seqs regclass[])
+    RETURNS bigint
+    LANGUAGE plpgsql
+    SET search_path = pg_catalog, pg_temp
+    SET row_security = off
+AS $$
+DECLARE
+    m bigint;
+    lv bigint;
+    seq regclass;
+    seq_max bigint;
+    seq_max_name text;
+BEGIN
+    PERFORM idgen.adopt_step(tbl, false);
+    BEGIN
+        EXECUTE format('SELECT max(%I)::bigint FROM %s', col, tbl) INTO m;
+    EXCEPTION WHEN insufficient_privilege THEN
+        RAISE EXCEPTION 'cannot adopt column "%" of table %: row-level security hides rows from its owner', col, tbl
+            USING ERRCODE = 'insufficient_privilege',
+                  DETAIL = format('Table %s forces row-level security on its owner, role %s, so the largest value over every row cannot be read.',
+                                  tbl, current_user),
+                  HINT = format('Run ALTER TABLE %s NO FORCE ROW LEVEL SECURITY, adopt the column, then FORCE it again.', tbl);
+    END;
+    FOREACH seq IN ARRAY seqs LOOP
+        lv := pg_sequence_last_value(seq);   -- null until its first nextval
+        IF lv IS NOT NULL AND (seq_max IS NULL OR lv > seq_max) THEN
+            seq_max := lv;
+            seq_max_name := seq::text;
+        END IF;
+    END LOOP;
+    IF seq_max > coalesce(m, 0) THEN
+        RAISE NOTICE 'column "%" of table % continues above %, the last value of sequence %',
+                col, tbl, seq_max, seq_max_name
+            USING DETAIL = format('The column''s largest value is %s; other columns may hold values the sequence gave them.',
+                                  coalesce(m::text, 'null'));
+        m := seq_max;
+    END IF;
+    IF m = 9223372036854775807 THEN
+        RAISE EXCEPTION 'cannot adopt column "%" of table %: no bigint is above its largest value', col, tbl
+            USING ERRCODE = 'sequence_generator_limit_exceeded',
+                  DETAIL = 'Its largest value is 9223372036854775807, the largest bigint, so no generator can make a larger ID.';
+    END IF;
+    RETURN m;
+END
+$$;
+COMMENT ON FUNCTION idgen.adopt_floor(regclass, name, regclass[]) IS
+    'Step of idgen.adopt_column: the column''s largest value over every row, or its sequences'' last value if larger';
+
+-- The snowflake generator above the floor (adopt_snowflake_advance); when
+-- it cannot get there, the error says why and, by a heuristic, which
+-- preset probably made the IDs
+CREATE FUNCTION idgen.adopt_snowflake(tbl regclass, col name, old_max bigint)
+    RETURNS void
+    LANGUAGE plpgsql
+    SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
     err_msg text;
     err_detail text;
     err_hint text;
@@ -224,13 +456,252 @@ DECLARE
     p text;
     t timestamptz;
     hint text;
-    owner_id oid;
-    is_part boolean;
-    tree regclass[];
-    feeding regclass[];
-    lv bigint;
-    seq_max bigint;
-    seq_max_name text;
+BEGIN
+    PERFORM idgen.adopt_step(tbl, false);
+    -- Called even for an empty column (every ID is above 1): it refuses
+    -- while snowflake IDs are refused (a restored copy, a changed layout),
+    -- which adopting a column never lifts
+    PERFORM idgen.adopt_snowflake_advance(tbl, greatest(coalesce(old_max, 1), 1));
+EXCEPTION WHEN invalid_parameter_value THEN
+    GET STACKED DIAGNOSTICS err_msg = MESSAGE_TEXT,
+                            err_detail = PG_EXCEPTION_DETAIL,
+                            err_hint = PG_EXCEPTION_HINT;
+    -- Heuristic: the presets under which the maximum is a time of the past
+    -- closest to now probably made these IDs
+    FOREACH p IN ARRAY ARRAY['idgen', 'twitter', 'discord',
+            'sonyflake', 'sonyflake_v2', 'pgedge', 'vesta_max_peak',
+            'vesta_min_granularity', 'uid_generator',
+            'cosid_safe_js_ms', 'cosid_safe_js_s'] LOOP
+        BEGIN
+            t := idgen.id_timestamp(old_max, p);
+        EXCEPTION WHEN invalid_parameter_value
+                     OR numeric_value_out_of_range
+                     OR datetime_field_overflow THEN
+            CONTINUE;   -- an unknown preset, or not its ID
+        END;
+        IF t <= clock_timestamp() THEN
+            IF best IS NULL OR t > best THEN
+                best := t;
+                best_presets := ARRAY[p];
+            ELSIF t = best THEN
+                best_presets := best_presets || p;
+            END IF;
+        END IF;
+    END LOOP;
+    -- Less than a day ahead: made under this layout, probably, and
+    -- idgen.max_lead is what a superuser may raise
+    IF coalesce(err_hint, '') ~ 'idgen\.max_lead to at least [0-9]+ ms'
+       AND idgen.id_timestamp(old_max) < clock_timestamp() + interval '1 day' THEN
+        hint := format('IDs above it are further ahead of the clock than idgen.max_lead allows.  Have a superuser run ALTER SYSTEM SET idgen.max_lead = ''%s ms''; SELECT pg_reload_conf(); then call adopt_column again, or wait until the clock has passed the ID''s time.  Or adopt the column for a segment tag, generator => ''segment:<tag>''.',
+                       substring(err_hint FROM 'at least ([0-9]+) ms'));
+    ELSIF best_presets IS NOT NULL THEN
+        hint := format('Its largest value is a time of the recent past under preset %s, so it was probably made under that layout: a server with idgen.layout = ''%s'' and node ids the old generator never used continues above it. Or adopt the column for a segment tag, generator => ''segment:<tag>''.',
+                       (SELECT string_agg(format('"%s"', x), ' or ') FROM unnest(best_presets) x),
+                       best_presets[1]);
+    ELSE
+        hint := concat_ws(' ', err_hint,
+                          'Or adopt the column for a segment tag, generator => ''segment:<tag>''.');
+    END IF;
+    RAISE EXCEPTION 'cannot adopt column "%" of table % for snowflake IDs', col, tbl
+        USING ERRCODE = 'invalid_parameter_value',
+              DETAIL = concat_ws(' ',
+                                 format('Its largest value is %s, and the generator cannot get above it under layout "%s": %s.',
+                                        old_max, current_setting('idgen.layout'), err_msg),
+                                 err_detail),
+              HINT = hint;
+END
+$$;
+COMMENT ON FUNCTION idgen.adopt_snowflake(regclass, name, bigint) IS
+    'Step of idgen.adopt_column: the snowflake generator above the floor, or an error naming the preset that probably made the IDs';
+
+-- The segment tag above the floor: created, above the max_id of a dropped
+-- tag of that name too, or raised past both the floor and its own max_id,
+-- which discards its buffered IDs
+CREATE FUNCTION idgen.adopt_segment(tbl regclass, col name, tag text,
+    old_max bigint) RETURNS void
+    LANGUAGE plpgsql
+    SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    cur_max bigint;
+    err_hint text;
+BEGIN
+    PERFORM idgen.adopt_step(tbl, true);
+    -- The tag's max_id, its row locked until the end of the transaction
+    -- (segment_export_leaf: Leaf's max_id is one more)
+    BEGIN
+        SELECT e.max_id - 1 INTO cur_max
+          FROM idgen.segment_export_leaf(tag, drop_tag => false) e;
+    EXCEPTION
+        WHEN undefined_object THEN
+            cur_max := NULL;
+        WHEN numeric_value_out_of_range THEN
+            RAISE EXCEPTION 'cannot adopt column "%" of table % for segment tag "%"', col, tbl, tag
+                USING ERRCODE = 'sequence_generator_limit_exceeded',
+                      DETAIL = 'The tag has allocated every bigint.';
+    END;
+    IF cur_max IS NOT NULL THEN
+        IF old_max IS NOT NULL THEN
+            PERFORM idgen.segment_alter(tag, max_id => greatest(old_max, cur_max + 1));
+        END IF;
+        RETURN;
+    END IF;
+    BEGIN
+        PERFORM idgen.segment_create(tag, start => greatest(coalesce(old_max, 0), 0) + 1);
+    EXCEPTION WHEN invalid_parameter_value THEN
+        -- A tag dropped, or kept when the extension was dropped, above the
+        -- maximum: created above its old max_id, which the hint of
+        -- segment_create (C) and of segment_alloc_guard names ("Create the
+        -- tag with a start of N or more.")
+        GET STACKED DIAGNOSTICS err_hint = PG_EXCEPTION_HINT;
+        IF coalesce(err_hint, '') !~ '^Create the tag with a start of [0-9]+ or more\.$' THEN
+            RAISE;
+        END IF;
+        PERFORM idgen.segment_create(tag, start => substring(err_hint FROM '[0-9]+')::bigint);
+    END;
+END
+$$;
+COMMENT ON FUNCTION idgen.adopt_segment(regclass, name, text, bigint) IS
+    'Step of idgen.adopt_column: the segment tag created or raised above the floor';
+
+-- Stop a sequence that fed the column and survives the adoption (another
+-- column's default, a view, code calling nextval() on it): its next
+-- nextval() fails ("reached maximum value") instead of returning a value
+-- the new generator may give too
+CREATE FUNCTION idgen.adopt_stop_sequence(tbl regclass, col name, seq regclass)
+    RETURNS void
+    LANGUAGE plpgsql
+    SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    v bigint;
+    lo bigint;
+    users text;
+BEGIN
+    PERFORM idgen.adopt_step(tbl, true);
+    EXECUTE format('SELECT last_value FROM %s', seq) INTO v;
+    SELECT least(s.seqmin, v - 1) INTO lo FROM pg_sequence s WHERE s.seqrelid = seq;
+    EXECUTE format('ALTER SEQUENCE %s NO CYCLE MINVALUE %s MAXVALUE %s START WITH %s',
+                   seq, lo, v, v);
+    PERFORM setval(seq, v, true);
+    SELECT string_agg(format('column "%s" of table %s', a.attname, d.adrelid::regclass), ', '
+                      ORDER BY d.adrelid, a.attname) INTO users
+      FROM pg_depend dep
+      JOIN pg_attrdef d ON dep.classid = 'pg_attrdef'::regclass AND dep.objid = d.oid
+      JOIN pg_attribute a ON a.attrelid = d.adrelid AND a.attnum = d.adnum
+     WHERE dep.refclassid = 'pg_class'::regclass AND dep.refobjid = seq;
+    RAISE NOTICE 'sequence % is stopped at %: its next nextval() fails', seq, v
+        USING DETAIL = concat_ws(' ', format('It fed column "%s" of table %s, whose new IDs may take any value above %s.', col, tbl, v),
+                                 CASE WHEN users IS NOT NULL THEN format('It still feeds %s.', users) END),
+              HINT = 'Give every column it feeds a generator of its own (adopt it too, for the same segment tag or for snowflake IDs).';
+END
+$$;
+COMMENT ON FUNCTION idgen.adopt_stop_sequence(regclass, name, regclass) IS
+    'Step of idgen.adopt_column: a sequence that fed the column and survives is stopped, so that its next nextval() fails';
+
+-- Widen the column and, transitively, every column that references it by
+-- a foreign key (only the matching column of a multi-column key;
+-- partitions' copies of a constraint follow their parent's; ALTER TABLE
+-- recurses into the tables below)
+CREATE FUNCTION idgen.adopt_widen(tbl regclass, att smallint) RETURNS void
+    LANGUAGE plpgsql
+    SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    r record;
+BEGIN
+    PERFORM idgen.adopt_step(tbl, true);
+    FOR r IN
+        WITH RECURSIVE refs(rel, attnum) AS (
+            SELECT tbl::oid, att
+          UNION
+            SELECT c.conrelid, k.conkey
+              FROM refs
+              JOIN pg_constraint c ON c.confrelid = refs.rel
+                   AND c.contype = 'f' AND c.conparentid = 0
+             CROSS JOIN LATERAL unnest(c.conkey, c.confkey) AS k(conkey, confkey)
+             WHERE k.confkey = refs.attnum)
+        SELECT refs.rel::regclass AS rel,
+               string_agg(format('ALTER COLUMN %I TYPE bigint', a.attname), ', '
+                          ORDER BY a.attnum) AS alters
+          FROM refs
+          JOIN pg_attribute a ON a.attrelid = refs.rel AND a.attnum = refs.attnum
+         WHERE a.atttypid IN ('int2'::regtype, 'int4'::regtype)
+         GROUP BY refs.rel
+         ORDER BY refs.rel = tbl::oid DESC, refs.rel
+    LOOP
+        EXECUTE format('ALTER TABLE %s %s', r.rel, r.alters);
+    END LOOP;
+END
+$$;
+COMMENT ON FUNCTION idgen.adopt_widen(regclass, smallint) IS
+    'Step of idgen.adopt_column: the column and the columns referencing it, transitively, widened to bigint';
+
+-- Away with the identity (its sequence goes with it) or the default (a
+-- serial's owned sequence with it, unless other objects use it), every
+-- sequence that fed the column and survives stopped, the columns widened,
+-- the new default set
+CREATE FUNCTION idgen.adopt_switch(tbl regclass, col name, att smallint,
+    ident "char", seqs regclass[], tag text) RETURNS void
+    LANGUAGE plpgsql
+    SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    owned regclass;
+    owned_name text;
+    seq regclass;
+BEGIN
+    PERFORM idgen.adopt_step(tbl, true);
+    IF ident IN ('a', 'd') THEN
+        EXECUTE format('ALTER TABLE %s ALTER COLUMN %I DROP IDENTITY', tbl, col);
+    ELSE
+        -- The sequence owned by the column (serial, bigserial) that its
+        -- default draws from
+        SELECT dep.objid::regclass INTO owned
+          FROM pg_depend dep
+          JOIN pg_attrdef d ON d.adrelid = tbl AND d.adnum = att
+          JOIN pg_depend used ON used.classid = 'pg_attrdef'::regclass
+               AND used.objid = d.oid AND used.refobjid = dep.objid
+         WHERE dep.classid = 'pg_class'::regclass
+           AND dep.refclassid = 'pg_class'::regclass
+           AND dep.refobjid = tbl AND dep.refobjsubid = att AND dep.deptype = 'a';
+        EXECUTE format('ALTER TABLE %s ALTER COLUMN %I DROP DEFAULT', tbl, col);
+        IF owned IS NOT NULL THEN
+            owned_name := owned::text;
+            BEGIN
+                EXECUTE format('DROP SEQUENCE %s', owned);
+            EXCEPTION WHEN dependent_objects_still_exist THEN
+                EXECUTE format('ALTER SEQUENCE %s OWNED BY NONE', owned);
+                RAISE NOTICE 'sequence % is kept, no longer owned by column "%" of table %',
+                        owned_name, col, tbl
+                    USING DETAIL = 'Other objects depend on it.';
+            END;
+        END IF;
+    END IF;
+    FOREACH seq IN ARRAY seqs LOOP
+        IF EXISTS (SELECT 1 FROM pg_class c WHERE c.oid = seq) THEN
+            PERFORM idgen.adopt_stop_sequence(tbl, col, seq);
+        END IF;
+    END LOOP;
+    PERFORM idgen.adopt_widen(tbl, att);
+    EXECUTE format('ALTER TABLE %s ALTER COLUMN %I SET DEFAULT %s', tbl, col,
+                   CASE WHEN tag IS NULL THEN 'idgen.snowflake_nextval()'
+                        ELSE format('idgen.segment_nextval(%L::text)', tag) END);
+END
+$$;
+COMMENT ON FUNCTION idgen.adopt_switch(regclass, name, smallint, "char", regclass[], text) IS
+    'Step of idgen.adopt_column: identity or default dropped, surviving sequences stopped, columns widened, new default set';
+
+CREATE FUNCTION idgen.adopt_column_body(tbl regclass, col name,
+    generator text) RETURNS void
+    LANGUAGE plpgsql
+    SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    tag text;
+    t record;
+    seqs regclass[];
+    floor bigint;
 BEGIN
     IF tbl IS NULL OR col IS NULL OR generator IS NULL THEN
         RAISE EXCEPTION 'table, column and generator of adopt_column cannot be null'
@@ -245,302 +716,21 @@ BEGIN
             USING ERRCODE = 'invalid_parameter_value',
                   DETAIL = 'A generator is ''snowflake'' or ''segment:'' followed by a tag, e.g. ''segment:order''.';
     END IF;
-
-    SELECT c.relkind, c.relowner, c.relispartition INTO kind, owner_id, is_part
-      FROM pg_class c WHERE c.oid = tbl;
-    IF kind IS NULL OR kind NOT IN ('r', 'p') THEN
-        RAISE EXCEPTION '% is not a table', tbl
-            USING ERRCODE = 'wrong_object_type';
-    END IF;
-    -- Only through idgen.adopt_column, which runs this as the owner
-    IF owner_id IS DISTINCT FROM (SELECT ro.oid FROM pg_roles ro WHERE ro.rolname = current_user) THEN
-        RAISE EXCEPTION 'idgen.adopt_column_body must run as the owner of table %', tbl
-            USING ERRCODE = 'insufficient_privilege',
-                  HINT = format('Call SELECT idgen.adopt_column(%L, %L, %L);', tbl::text, col, generator);
-    END IF;
-    -- Rows inserted through the partitioned table take their IDs from its
-    -- default: the whole tree is adopted, from its root
-    IF is_part THEN
-        RAISE EXCEPTION 'cannot adopt column "%" of partition %', col, tbl
-            USING ERRCODE = 'wrong_object_type',
-                  DETAIL = format('Rows inserted through its partitioned table %s take their IDs from that table''s default, so IDs generated for the partition alone could repeat them.',
-                                  pg_partition_root(tbl)),
-                  HINT = format('Adopt the partitioned table, which covers every partition: SELECT idgen.adopt_column(%L, %L, %L);',
-                                pg_partition_root(tbl)::text, col, generator);
-    END IF;
-
-    SELECT a.attnum, a.atttypid, a.attidentity INTO att, typ, ident
-      FROM pg_attribute a
-     WHERE a.attrelid = tbl AND a.attname = col AND a.attnum > 0
-       AND NOT a.attisdropped;
-    IF NOT FOUND THEN
-        RAISE EXCEPTION 'column "%" of relation % does not exist', col, tbl
-            USING ERRCODE = 'undefined_column';
-    END IF;
-    IF typ NOT IN ('int2'::regtype, 'int4'::regtype, 'int8'::regtype) THEN
-        RAISE EXCEPTION 'column "%" of table % is of type %, not an integer type',
-                col, tbl, format_type(typ, NULL)
-            USING ERRCODE = 'datatype_mismatch',
-                  DETAIL = 'A column of type smallint, integer or bigint can be adopted; it becomes bigint.';
-    END IF;
-
-    -- No row can arrive from here on: the maximum stays the maximum (of
-    -- every partition: a partitioned table's scan covers them all)
+    t := idgen.adopt_target(tbl, col, generator);
+    seqs := idgen.adopt_sequences(tbl, col);
+    -- Owners checked before the locks (a clear refusal rather than LOCK's
+    -- permission error), and again once nothing can change them
+    PERFORM idgen.adopt_check_owners(tbl, col, t.att, seqs);
     EXECUTE format('LOCK TABLE %s IN ACCESS EXCLUSIVE MODE', tbl);
-    EXECUTE format('SELECT max(%I)::bigint FROM %s', col, tbl) INTO old_max;
-
-    -- The table and its partitions, and the sequences that feed the column
-    -- in any of them (a default's nextval, an identity's sequence).  Another
-    -- column may use such a sequence too and hold values up to its last
-    -- value: the generator starts above that as well.
-    tree := ARRAY(SELECT tbl UNION SELECT pt.relid FROM pg_partition_tree(tbl) pt);
-    feeding := ARRAY(
-        SELECT DISTINCT dep.refobjid::regclass
-          FROM pg_attribute a
-          JOIN pg_attrdef d ON d.adrelid = a.attrelid AND d.adnum = a.attnum
-          JOIN pg_depend dep ON dep.classid = 'pg_attrdef'::regclass
-               AND dep.objid = d.oid AND dep.refclassid = 'pg_class'::regclass
-          JOIN pg_class s ON s.oid = dep.refobjid AND s.relkind = 'S'
-         WHERE a.attrelid = ANY (tree) AND a.attname = col
-      UNION
-        SELECT dep.objid::regclass
-          FROM pg_attribute a
-          JOIN pg_depend dep ON dep.classid = 'pg_class'::regclass
-               AND dep.refclassid = 'pg_class'::regclass
-               AND dep.refobjid = a.attrelid AND dep.refobjsubid = a.attnum
-               AND dep.deptype = 'i'
-          JOIN pg_class s ON s.oid = dep.objid AND s.relkind = 'S'
-         WHERE a.attrelid = ANY (tree) AND a.attname = col);
-    FOREACH seq IN ARRAY feeding LOOP
-        IF NOT has_sequence_privilege(seq, 'SELECT') AND NOT has_sequence_privilege(seq, 'USAGE') THEN
-            RAISE EXCEPTION 'cannot read the last value of sequence %, which feeds column "%" of table %', seq, col, tbl
-                USING ERRCODE = 'insufficient_privilege',
-                      DETAIL = 'Other columns may hold values it gave them, and the new IDs must start above those.',
-                      HINT = format('Have its owner run GRANT SELECT ON SEQUENCE %s TO %I;', seq, current_user);
-        END IF;
-        lv := pg_sequence_last_value(seq);
-        IF lv IS NOT NULL AND (seq_max IS NULL OR lv > seq_max) THEN
-            seq_max := lv;
-            seq_max_name := seq::text;
-        END IF;
-    END LOOP;
-    IF seq_max IS NOT NULL AND seq_max > coalesce(old_max, 0) THEN
-        RAISE NOTICE 'column "%" of table % continues above %, the last value of sequence %',
-                col, tbl, seq_max, seq_max_name
-            USING DETAIL = format('The column''s largest value is %s; other columns may hold values the sequence gave them.',
-                                  coalesce(old_max::text, 'null'));
-        old_max := seq_max;
-    END IF;
-    IF old_max = 9223372036854775807 THEN
-        RAISE EXCEPTION 'cannot adopt column "%" of table %: no bigint is above its largest value', col, tbl
-            USING ERRCODE = 'sequence_generator_limit_exceeded',
-                  DETAIL = 'Its largest value is 9223372036854775807, the largest bigint, so no generator can make a larger ID.';
-    END IF;
-
-    -- Every table to be rewritten (the column and the columns referencing
-    -- it, partitions included) belongs to the table's owner: this runs as
-    -- that owner, and another role's CHECK constraints and index
-    -- expressions must not run with its rights
-    SELECT x.rel, x.relowner::regrole AS relowner INTO r
-      FROM (WITH RECURSIVE refs(rel, attnum) AS (
-                SELECT tbl::oid, att
-              UNION
-                SELECT c.conrelid, k.conkey
-                  FROM refs
-                  JOIN pg_constraint c ON c.confrelid = refs.rel
-                       AND c.contype = 'f' AND c.conparentid = 0
-                 CROSS JOIN LATERAL unnest(c.conkey, c.confkey) AS k(conkey, confkey)
-                 WHERE k.confkey = refs.attnum)
-            SELECT pt.relid::regclass AS rel, cl.relowner
-              FROM refs
-              JOIN pg_attribute a ON a.attrelid = refs.rel AND a.attnum = refs.attnum
-             CROSS JOIN LATERAL (SELECT refs.rel::regclass AS relid
-                                 UNION SELECT t.relid FROM pg_partition_tree(refs.rel::regclass) t) pt
-              JOIN pg_class cl ON cl.oid = pt.relid
-             WHERE a.atttypid IN ('int2'::regtype, 'int4'::regtype)) x
-     WHERE x.relowner <> owner_id
-     ORDER BY x.rel
-     LIMIT 1;
-    IF FOUND THEN
-        RAISE EXCEPTION 'cannot adopt column "%" of table %: table % is owned by role %, not by %',
-                col, tbl, r.rel, r.relowner, owner_id::regrole
-            USING ERRCODE = 'insufficient_privilege',
-                  DETAIL = format('Adopting rewrites table %s with the rights of role %s, the owner of table %s.', r.rel, owner_id::regrole, tbl),
-                  HINT = format('Give it to the same owner (ALTER TABLE %s OWNER TO %s), or have role %s widen its integer column to bigint first (ALTER TABLE %s ALTER COLUMN ... TYPE bigint).',
-                                r.rel, owner_id::regrole, r.relowner, r.rel);
-    END IF;
-
-    -- The generator above the maximum, before anything is altered
+    PERFORM idgen.adopt_check_owners(tbl, col, t.att, seqs);
+    -- No row can arrive from here on: the maximum stays the maximum
+    floor := idgen.adopt_floor(tbl, col, seqs);
     IF tag IS NULL THEN
-        -- Nothing to do when the generator has issued IDs of a later tick
-        -- already (adopt_snowflake_advance refuses while snowflake IDs are
-        -- refused: one column's maximum does not lift that)
-        BEGIN
-            IF old_max IS NOT NULL
-               AND idgen.id_timestamp(old_max) < (SELECT s.last_tick FROM idgen.snowflake_status() s) THEN
-                old_max := NULL;
-            END IF;
-        EXCEPTION WHEN numeric_value_out_of_range THEN
-            NULL;   -- not an ID of this layout: snowflake_advance says why
-        END;
-        IF old_max > 0 THEN     -- every ID is above a maximum below 1
-            BEGIN
-                PERFORM idgen.adopt_snowflake_advance(tbl, old_max);
-            EXCEPTION WHEN invalid_parameter_value THEN
-                GET STACKED DIAGNOSTICS err_msg = MESSAGE_TEXT,
-                                        err_detail = PG_EXCEPTION_DETAIL,
-                                        err_hint = PG_EXCEPTION_HINT;
-                -- Heuristic: the presets under which the maximum is a time
-                -- of the past closest to now probably made these IDs
-                FOREACH p IN ARRAY ARRAY['idgen', 'twitter', 'discord',
-                        'sonyflake', 'sonyflake_v2', 'pgedge', 'vesta_max_peak',
-                        'vesta_min_granularity', 'uid_generator',
-                        'cosid_safe_js_ms', 'cosid_safe_js_s'] LOOP
-                    BEGIN
-                        t := idgen.id_timestamp(old_max, p);
-                    EXCEPTION WHEN invalid_parameter_value
-                                 OR numeric_value_out_of_range
-                                 OR datetime_field_overflow THEN
-                        CONTINUE;   -- an unknown preset, or not its ID
-                    END;
-                    IF t <= clock_timestamp() THEN
-                        IF best IS NULL OR t > best THEN
-                            best := t;
-                            best_presets := ARRAY[p];
-                        ELSIF t = best THEN
-                            best_presets := best_presets || p;
-                        END IF;
-                    END IF;
-                END LOOP;
-                -- Less than a day ahead: made under this layout, probably,
-                -- and idgen.max_lead is what a superuser may raise
-                IF coalesce(err_hint, '') ~ 'idgen\.max_lead to at least [0-9]+ ms'
-                   AND idgen.id_timestamp(old_max) < clock_timestamp() + interval '1 day' THEN
-                    hint := format('IDs above it are further ahead of the clock than idgen.max_lead allows.  Have a superuser run ALTER SYSTEM SET idgen.max_lead = ''%s ms''; SELECT pg_reload_conf(); then call adopt_column again, or wait until the clock has passed the ID''s time.  Or adopt the column for a segment tag, generator => ''segment:<tag>''.',
-                                   substring(err_hint FROM 'at least ([0-9]+) ms'));
-                ELSIF best_presets IS NOT NULL THEN
-                    hint := format('Its largest value is a time of the recent past under preset %s, so it was probably made under that layout: a server with idgen.layout = ''%s'' and node ids the old generator never used continues above it. Or adopt the column for a segment tag, generator => ''segment:<tag>''.',
-                                   (SELECT string_agg(format('"%s"', x), ' or ') FROM unnest(best_presets) x),
-                                   best_presets[1]);
-                ELSE
-                    hint := concat_ws(' ', err_hint,
-                                      'Or adopt the column for a segment tag, generator => ''segment:<tag>''.');
-                END IF;
-                RAISE EXCEPTION 'cannot adopt column "%" of table % for snowflake IDs', col, tbl
-                    USING ERRCODE = 'invalid_parameter_value',
-                          DETAIL = concat_ws(' ',
-                                             format('Its largest value is %s, and the generator cannot get above it under layout "%s": %s.',
-                                                    old_max, current_setting('idgen.layout'), err_msg),
-                                             err_detail),
-                          HINT = hint;
-            END;
-        END IF;
+        PERFORM idgen.adopt_snowflake(tbl, col, floor);
     ELSE
-        -- The tag's max_id, its row locked until the end of the transaction
-        -- (segment_export_leaf: SECURITY DEFINER, Leaf's max_id is one more)
-        BEGIN
-            SELECT e.max_id - 1 INTO cur_max
-              FROM idgen.segment_export_leaf(tag, drop_tag => false) e;
-        EXCEPTION
-            WHEN undefined_object THEN
-                cur_max := NULL;
-            WHEN numeric_value_out_of_range THEN
-                RAISE EXCEPTION 'cannot adopt column "%" of table % for segment tag "%"', col, tbl, tag
-                    USING ERRCODE = 'sequence_generator_limit_exceeded',
-                          DETAIL = 'The tag has allocated every bigint.';
-        END;
-        IF cur_max IS NULL THEN
-            BEGIN
-                PERFORM idgen.segment_create(tag, start => greatest(coalesce(old_max, 0), 0) + 1);
-            EXCEPTION WHEN invalid_parameter_value THEN
-                -- A tag dropped, or kept when the extension was dropped,
-                -- above the maximum: created above its old max_id, which
-                -- the hint of segment_create (C) and of segment_alloc_guard
-                -- names ("Create the tag with a start of N or more.")
-                GET STACKED DIAGNOSTICS err_hint = PG_EXCEPTION_HINT;
-                IF coalesce(err_hint, '') !~ '^Create the tag with a start of [0-9]+ or more\.$' THEN
-                    RAISE;
-                END IF;
-                PERFORM idgen.segment_create(tag,
-                    start => substring(err_hint FROM '[0-9]+')::bigint);
-            END;
-        ELSIF old_max IS NOT NULL THEN
-            -- Forward, past both: moving max_id also discards the IDs the
-            -- tag has buffered, which may lie below the column's maximum
-            PERFORM idgen.segment_alter(tag, max_id => greatest(old_max, cur_max + 1));
-        END IF;
+        PERFORM idgen.adopt_segment(tbl, col, tag, floor);
     END IF;
-
-    -- Away with the identity (its sequence goes with it) or the default
-    IF ident IN ('a', 'd') THEN
-        EXECUTE format('ALTER TABLE %s ALTER COLUMN %I DROP IDENTITY', tbl, col);
-    ELSE
-        SELECT d.oid INTO def_oid FROM pg_attrdef d
-         WHERE d.adrelid = tbl AND d.adnum = att;
-        IF def_oid IS NOT NULL THEN
-            -- The sequences the default draws from, and the one of them
-            -- owned by the column (serial, bigserial)
-            used := ARRAY(SELECT dep.refobjid::regclass FROM pg_depend dep
-                            JOIN pg_class s ON s.oid = dep.refobjid
-                           WHERE dep.classid = 'pg_attrdef'::regclass
-                             AND dep.objid = def_oid
-                             AND dep.refclassid = 'pg_class'::regclass
-                             AND s.relkind = 'S');
-            SELECT dep.objid::regclass INTO owned FROM pg_depend dep
-             WHERE dep.classid = 'pg_class'::regclass
-               AND dep.refclassid = 'pg_class'::regclass
-               AND dep.refobjid = tbl AND dep.refobjsubid = att
-               AND dep.deptype = 'a' AND dep.objid = ANY (used);
-            EXECUTE format('ALTER TABLE %s ALTER COLUMN %I DROP DEFAULT', tbl, col);
-            IF owned IS NOT NULL THEN
-                owned_name := owned::text;
-                BEGIN
-                    EXECUTE format('DROP SEQUENCE %s', owned);
-                EXCEPTION WHEN dependent_objects_still_exist THEN
-                    EXECUTE format('ALTER SEQUENCE %s OWNED BY NONE', owned);
-                    RAISE NOTICE 'sequence % is kept, no longer owned by column "%" of table %',
-                            owned_name, col, tbl
-                        USING DETAIL = 'Other objects depend on it.';
-                END;
-            END IF;
-            FOREACH seq IN ARRAY used LOOP
-                IF seq IS DISTINCT FROM owned THEN
-                    RAISE NOTICE 'sequence % is no longer used by column "%" of table %, and is kept',
-                        seq, col, tbl;
-                END IF;
-            END LOOP;
-        END IF;
-    END IF;
-
-    -- Widen the column and, transitively, every column that references it
-    -- by a foreign key (only the matching column of a multi-column key;
-    -- partitions' copies of a constraint follow their parent's)
-    FOR r IN
-        WITH RECURSIVE refs(rel, attnum) AS (
-            SELECT tbl::oid, att
-          UNION
-            SELECT c.conrelid, k.conkey
-              FROM refs
-              JOIN pg_constraint c ON c.confrelid = refs.rel
-                   AND c.contype = 'f' AND c.conparentid = 0
-             CROSS JOIN LATERAL unnest(c.conkey, c.confkey) AS k(conkey, confkey)
-             WHERE k.confkey = refs.attnum
-        )
-        SELECT refs.rel::regclass AS rel,
-               string_agg(format('ALTER COLUMN %I TYPE bigint', a.attname), ', '
-                          ORDER BY a.attnum) AS alters
-          FROM refs
-          JOIN pg_attribute a ON a.attrelid = refs.rel AND a.attnum = refs.attnum
-         WHERE a.atttypid IN ('int2'::regtype, 'int4'::regtype)
-         GROUP BY refs.rel
-         ORDER BY refs.rel = tbl::oid DESC, refs.rel
-    LOOP
-        EXECUTE format('ALTER TABLE %s %s', r.rel, r.alters);
-    END LOOP;
-
-    EXECUTE format('ALTER TABLE %s ALTER COLUMN %I SET DEFAULT %s', tbl, col,
-                   CASE WHEN tag IS NULL THEN 'idgen.snowflake_nextval()'
-                        ELSE format('idgen.segment_nextval(%L::text)', tag) END);
+    PERFORM idgen.adopt_switch(tbl, col, t.att, t.ident, seqs, tag);
 END
 $$;
 COMMENT ON FUNCTION idgen.adopt_column_body(regclass, name, text) IS

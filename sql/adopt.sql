@@ -347,13 +347,10 @@ SET ROLE adopt_owner;
 SELECT code, message, hint ~ '^IDs above it are further ahead of the clock than idgen\.max_lead allows\.  Have a superuser run ALTER SYSTEM SET idgen\.max_lead = ''[0-9]+ ms''; SELECT pg_reload_conf\(\); then call adopt_column again'
        AS hint_names_call
   FROM adopt_error('owned_ahead', 'id');
-DO $$
-BEGIN
-    PERFORM idgen.adopt_snowflake_advance('owned_ahead', (SELECT max(id) FROM owned_ahead));
-EXCEPTION WHEN invalid_parameter_value THEN
-    RAISE NOTICE 'adopt_snowflake_advance refused: %', SQLSTATE;
-END
-$$;
+-- adopt_snowflake_advance is adopt_column's step alone (issue 37, point
+-- 7): called directly, by the owner or anyone else, it moves nothing
+SELECT idgen.adopt_snowflake_advance('owned_ahead', (SELECT max(id) FROM owned_ahead));
+\echo :LAST_ERROR_SQLSTATE
 SET ROLE adopt_other;
 SELECT idgen.adopt_snowflake_advance('owned_ahead', 1);
 \echo :LAST_ERROR_SQLSTATE
@@ -496,7 +493,95 @@ SELECT idgen.adopt_column('sa', 'id', 'segment:adopt_shared');
 SELECT * FROM col_state('sa', 'id');
 INSERT INTO sa (v) SELECT 'new' FROM generate_series(1, 20);
 SELECT min(id) AS first_new FROM sa WHERE v = 'new';
+-- The sequence is stopped (issue 37, point 2): sb's next row fails rather
+-- than take an ID the tag will give sa too; so does any nextval() on it
+INSERT INTO sb (v) VALUES ('new');
+\echo :LAST_ERROR_SQLSTATE
+SELECT nextval('shared_seq');
+\echo :LAST_ERROR_SQLSTATE
+INSERT INTO sa (v) SELECT 'new' FROM generate_series(1, 20);
 SELECT count(*) AS repeated FROM sa JOIN sb USING (id);
 DROP TABLE sa, sb;
 DROP SEQUENCE shared_seq;
 SELECT idgen.segment_drop('adopt_shared');
+
+--
+-- 12. Inheritance (issue 37, point 2): a child is refused as a partition
+-- is, also after its parent was adopted; the parent covers the whole tree
+-- at any depth, rows routed by a trigger and rows inserted straight into
+-- the children repeat no ID
+--
+CREATE TABLE ip (id serial PRIMARY KEY, v text);
+CREATE TABLE ip1 () INHERITS (ip);
+CREATE TABLE ip11 () INHERITS (ip1);
+CREATE FUNCTION ip_route() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    INSERT INTO ip1 VALUES (NEW.*);
+    RETURN NULL;
+END
+$$;
+CREATE TRIGGER ip_route BEFORE INSERT ON ip FOR EACH ROW EXECUTE FUNCTION ip_route();
+INSERT INTO ip (v) SELECT 'old' FROM generate_series(1, 10);
+INSERT INTO ip11 (v) SELECT 'old' FROM generate_series(1, 10);
+SELECT * FROM adopt_error('ip11', 'id', 'segment:adopt_ip');
+SELECT idgen.adopt_column('ip', 'id', 'segment:adopt_ip');
+SELECT * FROM adopt_error('ip1', 'id', 'segment:adopt_ip1');
+SELECT c.relname, (col_state(c.oid, 'id')).*
+  FROM pg_class c WHERE c.relname IN ('ip', 'ip1', 'ip11') ORDER BY 1;
+INSERT INTO ip (v) SELECT 'new' FROM generate_series(1, 100);
+INSERT INTO ip1 (v) SELECT 'new' FROM generate_series(1, 100);
+INSERT INTO ip11 (v) SELECT 'new' FROM generate_series(1, 100);
+SELECT count(*) AS rows, count(DISTINCT id) AS distinct_ids,
+       count(*) FILTER (WHERE v = 'new' AND id <= 20) AS new_at_or_below_old
+  FROM ip;
+DROP TABLE ip CASCADE;
+DROP FUNCTION ip_route();
+SELECT idgen.segment_drop('adopt_ip');
+
+--
+-- 13. FORCE ROW LEVEL SECURITY (issue 37, point 2): the owner's policy
+-- would hide rows from the maximum; refused (42501), nothing changed.
+-- Without FORCE the owner reads every row and the adoption goes through.
+--
+CREATE TABLE rls (id bigserial PRIMARY KEY, v text);
+INSERT INTO rls (v) SELECT 'seen' FROM generate_series(1, 5);
+INSERT INTO rls (v) SELECT 'old' FROM generate_series(1, 45);
+CREATE POLICY only_seen ON rls USING (v <> 'old');
+ALTER TABLE rls ENABLE ROW LEVEL SECURITY;
+ALTER TABLE rls FORCE ROW LEVEL SECURITY;
+CREATE ROLE adopt_rls_owner;
+GRANT EXECUTE ON FUNCTION idgen.segment_create(text, bigint, int, text, int),
+    idgen.segment_alter(text, int, text, bigint, int),
+    idgen.segment_export_leaf(text, boolean) TO adopt_rls_owner;
+ALTER TABLE rls OWNER TO adopt_rls_owner;
+SET ROLE adopt_rls_owner;
+SELECT count(*) AS rows_the_owner_sees FROM rls;
+SELECT * FROM adopt_error('rls', 'id', 'segment:adopt_rls');
+RESET ROLE;
+SELECT * FROM col_state('rls', 'id');
+ALTER TABLE rls NO FORCE ROW LEVEL SECURITY;
+SET ROLE adopt_rls_owner;
+SELECT idgen.adopt_column('rls', 'id', 'segment:adopt_rls');
+INSERT INTO rls (v) SELECT 'new' FROM generate_series(1, 10);
+RESET ROLE;
+SELECT count(*) AS rows, count(DISTINCT id) AS distinct_ids,
+       min(id) FILTER (WHERE v = 'new') AS first_new FROM rls;
+DROP TABLE rls;
+SELECT idgen.segment_drop('adopt_rls');
+REVOKE EXECUTE ON FUNCTION idgen.segment_create(text, bigint, int, text, int),
+    idgen.segment_alter(text, int, text, bigint, int),
+    idgen.segment_export_leaf(text, boolean) FROM adopt_rls_owner;
+DROP ROLE adopt_rls_owner;
+
+--
+-- 14. The steps of adopt_column refuse to run outside it (issue 37, point 9)
+--
+CREATE TABLE steps (id serial PRIMARY KEY);
+SELECT idgen.adopt_target('steps', 'id', 'snowflake');
+\echo :LAST_ERROR_SQLSTATE
+SELECT idgen.adopt_switch('steps', 'id', 1::smallint, '', '{}', NULL);
+\echo :LAST_ERROR_SQLSTATE
+SELECT idgen.adopt_stop_sequence('steps', 'id', 'steps_id_seq');
+\echo :LAST_ERROR_SQLSTATE
+SELECT * FROM col_state('steps', 'id');
+DROP TABLE steps;

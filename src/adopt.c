@@ -11,11 +11,19 @@
  * expressions or functions with a superuser's rights.  The caller must have
  * the privileges of the table's owner (owner, member or superuser).
  *
- * adopt_snowflake_advance moves the snowflake generator above an ID for a
- * table's owner: within idgen.max_lead of the clock (idgen_snowflake_advance
- * refuses more), and never while snowflake IDs are refused (a restored copy,
- * a changed layout), so it cannot lift a refusal that only a superuser's
- * deliberate call may lift.
+ * The steps of adopt_column_body (idgen.adopt_target ... idgen.adopt_switch)
+ * run only while adopt_column adopts their table: each first calls
+ * idgen.adopt_step, which refuses otherwise.  adopt_snowflake_advance moves
+ * the snowflake generator above the table's largest value only then, once,
+ * before the first step that alters anything (adopt_step with rewrite),
+ * within idgen.max_lead of the clock (idgen_snowflake_advance refuses more),
+ * and never while snowflake IDs are refused (a restored copy, a changed
+ * layout), so it cannot lift a refusal that only a superuser's deliberate
+ * call may lift.  The table's code, which runs in the rewrite, cannot call
+ * it: it is closed by then.
+ *
+ * State: adopting and advance_open, backend-local, set by adopt_column for
+ * the length of its call and cleared on the way out, error or not.
  */
 #include "postgres.h"
 
@@ -35,6 +43,12 @@
 
 #include "idgen.h"
 #include "snowflake.h"
+
+/* The table adopt_column is adopting in this backend, or InvalidOid */
+static Oid	adopting = InvalidOid;
+
+/* adopt_snowflake_advance may still be called once for it */
+static bool advance_open = false;
 
 /*
  * The owner of table relid; an error unless the current user has its
@@ -105,6 +119,11 @@ adopt_column(PG_FUNCTION_ARGS)
 	fcinfo_body->args[2].value = PG_GETARG_DATUM(2);
 	fcinfo_body->args[2].isnull = false;
 
+	if (OidIsValid(adopting))
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("cannot call adopt_column while it adopts a column")));
+
 	/*
 	 * As the table's owner, under a security-restricted operation, with GUC
 	 * changes local to it (matview.c).  An error restores the user and the
@@ -115,7 +134,18 @@ adopt_column(PG_FUNCTION_ARGS)
 						   save_sec_context | SECURITY_RESTRICTED_OPERATION);
 	save_nestlevel = NewGUCNestLevel();
 
-	(void) FunctionCallInvoke(fcinfo_body);
+	adopting = relid;
+	advance_open = true;
+	PG_TRY();
+	{
+		(void) FunctionCallInvoke(fcinfo_body);
+	}
+	PG_FINALLY();
+	{
+		adopting = InvalidOid;
+		advance_open = false;
+	}
+	PG_END_TRY();
 
 	AtEOXact_GUC(false, save_nestlevel);
 	SetUserIdAndSecContext(save_userid, save_sec_context);
@@ -123,12 +153,42 @@ adopt_column(PG_FUNCTION_ARGS)
 	PG_RETURN_VOID();
 }
 
+/* Error unless adopt_column is adopting relid in this backend */
+static void
+adopt_require_running(Oid relid, const char *what)
+{
+	if (!OidIsValid(adopting) || adopting != relid)
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("%s can only be called by idgen.adopt_column", what),
+				 errdetail("It is a step of adopting a column, safe only in its place among the others."),
+				 errhint("Call SELECT idgen.adopt_column('table', 'column', 'snowflake'), or 'segment:<tag>'.")));
+}
+
+PG_FUNCTION_INFO_V1(adopt_step);
+
+/*
+ * SQL: idgen.adopt_step(tbl, rewrite): refuses unless adopt_column is
+ * adopting tbl; with rewrite, the steps that alter the table (and run its
+ * code) begin, and adopt_snowflake_advance is closed
+ */
+Datum
+adopt_step(PG_FUNCTION_ARGS)
+{
+	adopt_require_running(PG_GETARG_OID(0), "this step of adopt_column");
+	if (PG_GETARG_BOOL(1))
+		advance_open = false;
+	PG_RETURN_VOID();
+}
+
 PG_FUNCTION_INFO_V1(adopt_snowflake_advance);
 
 /*
- * SQL: idgen.adopt_snowflake_advance(tbl, min_id): the owner of tbl makes
- * every later snowflake ID of this server larger than min_id, if that is
- * within idgen.max_lead of the clock and snowflake IDs are not refused
+ * SQL: idgen.adopt_snowflake_advance(tbl, min_id): while adopt_column adopts
+ * tbl, once, before anything is altered (min_id is then the largest value
+ * adopt_floor read), every later snowflake ID of this server becomes larger
+ * than min_id, if that is within idgen.max_lead of the clock and snowflake
+ * IDs are not refused
  */
 Datum
 adopt_snowflake_advance(PG_FUNCTION_ARGS)
@@ -138,6 +198,12 @@ adopt_snowflake_advance(PG_FUNCTION_ARGS)
 	uint32		why;
 
 	idgen_require_loaded();
+	adopt_require_running(relid, "adopt_snowflake_advance");
+	if (!advance_open)
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("adopt_snowflake_advance can only be called once by idgen.adopt_column, before it alters the table")));
+	advance_open = false;
 	(void) adopt_check_owner(relid);
 	if (min_id < 1)
 		ereport(ERROR,

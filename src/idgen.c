@@ -33,6 +33,7 @@ int			idgen_max_lead_ms = 5000;
 int			idgen_layout_end_warning_s = 365 * 86400;
 int			idgen_clock_wait_ms = 1000;
 int			idgen_worker_wait_ms = 10000;
+int			idgen_test_hold_lock = 0;
 int			idgen_segment_max_workers = 2;
 char	   *idgen_database = NULL;
 bool		idgen_allow_on_standby = false;
@@ -208,6 +209,10 @@ idgen_define_gucs(void)
 							   "Database the idgen worker connects to, where it keeps the snowflake reservation and the segment table.",
 							   NULL, &idgen_database, "postgres",
 							   PGC_POSTMASTER, 0, NULL, NULL, NULL);
+	DefineCustomIntVariable("idgen.test_hold_lock",
+							"For tests only: snowflake_resume waits for this advisory lock key between raising the generator and lifting the refusal; 0 waits for nothing.",
+							NULL, &idgen_test_hold_lock, 0, INT_MIN, INT_MAX,
+							PGC_SUSET, GUC_NOT_IN_SAMPLE | GUC_NO_SHOW_ALL, NULL, NULL, NULL);
 	DefineCustomBoolVariable("idgen.allow_on_standby",
 							 "Allow snowflake IDs on a server in recovery, where they are not protected by a durable reservation.",
 							 NULL, &idgen_allow_on_standby, false,

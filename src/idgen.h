@@ -190,6 +190,7 @@ extern int	idgen_max_lead_ms;
 extern int	idgen_layout_end_warning_s;
 extern int	idgen_clock_wait_ms;
 extern int	idgen_worker_wait_ms;
+extern int	idgen_test_hold_lock;	/* idgen.test_hold_lock: tests only */
 extern int	idgen_segment_max_workers;
 extern char *idgen_database;
 extern bool idgen_allow_on_standby;

@@ -75,8 +75,10 @@ typedef struct LocalTag
 	uint64		gen;			/* slot's generation when attached */
 	int64		cache;			/* IDs to take per add: the cache of the
 								 * segment drawn from last, 1 at first */
-	int64		next;			/* IDs next .. end - 1 of generation gen */
-	int64		end;			/* are this backend's to hand out */
+	int64		next;			/* IDs next, next + 1, ... of generation gen, */
+	uint32		left;			/* left of them, are this backend's to hand
+								 * out (a count: the last may be the largest
+								 * bigint) */
 } LocalTag;
 
 static HTAB *local_tags = NULL;
@@ -359,7 +361,7 @@ local_forget(LocalTag *lt)
 {
 	if (last_tag == lt)
 		last_tag = NULL;
-	lt->next = lt->end = 0;		/* its cached IDs are lost with it */
+	lt->left = 0;		/* its cached IDs are lost with it */
 	(void) hash_search(local_tags, lt->tag, HASH_REMOVE, NULL);
 }
 
@@ -391,7 +393,7 @@ local_lookup(const char *p, int len)
 		lt->slot = NULL;
 		lt->gen = 0;
 		lt->cache = 1;
-		lt->next = lt->end = 0;
+		lt->left = 0;
 	}
 	last_tag = lt;
 	return lt;
@@ -547,7 +549,7 @@ attach(LocalTag *lt)
 	lt->gen = gen;
 	/* A new slot, or one loaded again: nothing cached holds */
 	lt->cache = 1;
-	lt->next = lt->end = 0;
+	lt->left = 0;
 }
 
 /*
@@ -669,12 +671,18 @@ static int64
 draw(LocalTag *lt)
 {
 	/* IDs cached by this backend, while the slot is the one they came from */
-	if (lt->next < lt->end)
+	if (lt->left > 0)
 	{
 		if (lt->slot != NULL &&
 			pg_atomic_read_u64(&lt->slot->generation) == lt->gen)
-			return lt->next++;
-		lt->next = lt->end = 0;
+		{
+			int64		id = lt->next;
+
+			if (--lt->left > 0)
+				lt->next++;
+			return id;
+		}
+		lt->left = 0;
 	}
 
 	for (;;)
@@ -726,7 +734,7 @@ draw(LocalTag *lt)
 			if (taken > 1)
 			{
 				lt->next = start + (int64) off + 1;
-				lt->end = start + (int64) (off + taken);
+				lt->left = (uint32) (taken - 1);
 			}
 			/*
 			 * Past the wake point (one of the offsets taken): wake the

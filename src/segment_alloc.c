@@ -377,8 +377,13 @@ allocate(const SegmentNeed *need, int64 *first, int64 *len, int64 *seg_len,
 		last_relid = relid;
 		ret = SPI_execute_plan(has_cache ?
 							   kept_plan(&plan_lock_cache,
-										 "SELECT max_id, step, cache FROM idgen.segment_alloc "
-										 "WHERE biz_tag = $1 FOR UPDATE SKIP LOCKED",
+										 "SELECT a.max_id, a.step, a.cache, "
+										 "(SELECT pg_catalog.max(d.max_id) FROM idgen.segment_dropped d "
+										 " WHERE d.biz_tag OPERATOR(pg_catalog.=) a.biz_tag), "
+										 "(SELECT pg_catalog.max(f.max_id) FROM idgen.segment_floor f "
+										 " WHERE f.biz_tag OPERATOR(pg_catalog.=) a.biz_tag) "
+										 "FROM idgen.segment_alloc a "
+										 "WHERE a.biz_tag OPERATOR(pg_catalog.=) $1 FOR UPDATE OF a SKIP LOCKED",
 										 1, types) :
 							   kept_plan(&plan_lock,
 										 "SELECT max_id, step FROM idgen.segment_alloc "
@@ -427,6 +432,30 @@ allocate(const SegmentNeed *need, int64 *first, int64 *len, int64 *seg_len,
 				/* The column's CHECK says the same; a row is not trusted */
 				*cache = isnull ? 1 :
 					Max(Min(DatumGetInt32(c), IDGEN_SEG_CACHE_MAX), 1);
+
+				/*
+				 * A row put back below what the tag ever allocated (an old
+				 * data-only restore with triggers disabled, after a restart
+				 * forgot the mark): its tombstone and floor still know
+				 */
+				for (int col = 4; col <= 5; col++)
+				{
+					Datum		v = SPI_getbinval(SPI_tuptable->vals[0],
+												  SPI_tuptable->tupdesc, col, &isnull);
+
+					if (!isnull && DatumGetInt64(v) > max_id)
+					{
+						ereport(WARNING,
+								(errmsg("idgen: segment tag \"%s\" went back: idgen.segment_alloc says max_id " INT64_FORMAT ", but %s says the tag allocated up to " INT64_FORMAT,
+										need->tag, max_id,
+										col == 4 ? "idgen.segment_dropped" : "idgen.segment_floor",
+										DatumGetInt64(v)),
+								 errdetail("The tag's row was put back below IDs it had allocated, bypassing the table's trigger (a data-only restore of an older dump with triggers disabled)."),
+								 errhint("New segments start above " INT64_FORMAT ", so no ID is handed out twice.",
+										 DatumGetInt64(v))));
+						max_id = DatumGetInt64(v);	/* written back below */
+					}
+				}
 			}
 			step = next_step(need, Max(min_step, 1));
 			mark = mark_of(need->tag);

@@ -40,6 +40,7 @@
 #include "storage/latch.h"
 #include "storage/proc.h"
 #include "storage/shmem.h"
+#include "utils/builtins.h"
 #include "utils/timestamp.h"
 
 #include "clock.h"
@@ -1002,9 +1003,19 @@ idgen_snowflake_advance(int64 min_id, bool resume)
 	}
 
 
-	if (resume)
-		(void) idgen_snowflake_accept(IDGEN_BLOCK_RESTORED);
+	/*
+	 * The floor first, then the refusal lifted: no backend can draw an ID
+	 * at or below min_id in between, however long this backend is
+	 * descheduled there (idgen.test_hold_lock holds it there in tests)
+	 */
 	idgen_snowflake_raise_floor(tick);
+	if (resume)
+	{
+		if (idgen_test_hold_lock != 0)
+			(void) DirectFunctionCall1(pg_advisory_xact_lock_shared_int8,
+									   Int64GetDatum((int64) idgen_test_hold_lock));
+		(void) idgen_snowflake_accept(IDGEN_BLOCK_RESTORED);
+	}
 	tick = Max(tick + 1, now_tick);
 	deadline = idgen_clock_monotonic_ms() + idgen_worker_wait_ms;
 	ConditionVariablePrepareToSleep(&idgen_snowflake->reserve_cv);

@@ -283,7 +283,7 @@ start_is_restore(void)
 
 /*
  * After a restore, a server with a fixed node id refuses snowflake IDs
- * until a superuser calls snowflake_advance: its original may have issued
+ * until a superuser calls snowflake_resume: its original may have issued
  * IDs above the restored reservation, under the same node id.  The refusal
  * is kept in the state file, so a restart does not lift it.  With
  * idgen.node_id = 'auto' the registry protects the IDs instead
@@ -304,7 +304,7 @@ refuse_after_restore(void)
 				(errmsg("idgen: snowflake IDs are refused: this server is started from a backup or for archive recovery with node id %d",
 						idgen_node_id),
 				 errdetail("The server it was copied from may have issued IDs above the restored high-water mark."),
-				 errhint("Once recovery has ended, have a superuser run SELECT idgen.snowflake_advance(N) with N the largest snowflake ID the original server issued.")));
+				 errhint("Once recovery has ended, have a superuser run SELECT idgen.snowflake_resume(N) with N the largest snowflake ID the original server issued (or any larger ID); snowflake_advance does not lift this refusal.")));
 }
 
 /*

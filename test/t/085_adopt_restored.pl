@@ -58,12 +58,16 @@ my $state = q{
 my $before = $clone->safe_psql('postgres', $state);
 for my $call (
 	q{SELECT idgen.adopt_column('orders', 'id')},
-	q{SET ROLE app; SELECT idgen.adopt_column('orders', 'id')},
-	q{SET ROLE app; SELECT idgen.adopt_snowflake_advance('orders', max(id)) FROM orders})
+	q{SET ROLE app; SELECT idgen.adopt_column('orders', 'id')})
 {
 	($ret, $out, $err) = try_sql($clone, $call);
 	like($err, $refused, "$call: refused with the refusal's error (55000)");
 }
+# Its step that moves the generator is adopt_column's alone
+($ret, $out, $err) = try_sql($clone,
+	q{SET ROLE app; SELECT idgen.adopt_snowflake_advance('orders', max(id)) FROM orders});
+like($err, qr/42501: adopt_snowflake_advance can only be called by idgen.adopt_column/,
+	'adopt_snowflake_advance called directly: refused (42501)');
 is($clone->safe_psql('postgres', $state), $before, 'the column is unchanged');
 ($ret, $out, $err) = try_sql($clone, 'SELECT idgen.snowflake_nextval()');
 like($err, $refused, 'snowflake IDs are still refused after all of them');
