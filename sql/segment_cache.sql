@@ -82,3 +82,26 @@ REVOKE EXECUTE ON FUNCTION idgen.segment_create(text, bigint, int, text, int),
     idgen.segment_alter(text, int, text, bigint, int), idgen.segment_drop(text)
     FROM regress_idgen_cache;
 DROP ROLE regress_idgen_cache;
+
+-- The end of a tag's range with a cache (issue 37, point 8): the last 251
+-- IDs, up to the largest bigint, all reach the one session drawing them
+-- (a run cached up to the largest bigint lost its end before), then 2200H
+SELECT idgen.segment_create('at_end', start => 9223372036854775807 - 250,
+                            step => 1000, cache => 100);
+DO $$
+DECLARE
+    got bigint[] := '{}';
+BEGIN
+    LOOP
+        BEGIN
+            got := got || idgen.segment_nextval('at_end');
+        EXCEPTION WHEN sequence_generator_limit_exceeded THEN
+            EXIT;
+        END;
+        EXIT WHEN cardinality(got) > 300;
+    END LOOP;
+    RAISE NOTICE 'drew %, distinct %, first %, last %', cardinality(got),
+        (SELECT count(DISTINCT x) FROM unnest(got) x), got[1], got[cardinality(got)];
+END
+$$;
+SELECT idgen.segment_drop('at_end');

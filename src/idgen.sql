@@ -1023,8 +1023,8 @@ COMMENT ON FUNCTION idgen.adopt_check_owners(regclass, name, smallint, regclass[
     'Step of idgen.adopt_column: refuses unless one role owns every relation reached and every sequence feeding the column';
 
 -- The largest value of the column over every row of the tree, and of the
--- sequences' last values if larger (other columns may hold their values).
--- Row security off: with FORCE ROW LEVEL SECURITY the owner's read of the
+-- sequences' last values if larger (other columns may hold their values),
+-- each sequence locked against nextval() first.  Row security off: with FORCE ROW LEVEL SECURITY the owner's read of the
 -- table is refused rather than filtered.
 CREATE FUNCTION idgen.adopt_floor(tbl regclass, col name, seqs regclass[])
     RETURNS bigint
@@ -1050,6 +1050,11 @@ BEGIN
                   HINT = format('Run ALTER TABLE %s NO FORCE ROW LEVEL SECURITY, adopt the column, then FORCE it again.', tbl);
     END;
     FOREACH seq IN ARRAY seqs LOOP
+        -- A change that changes nothing (adopt_check_owners refused
+        -- cycling sequences), for its lock: nextval() waits for it until
+        -- the end of the transaction, so the last value read stays the
+        -- last until adopt_switch stops or drops the sequence
+        EXECUTE format('ALTER SEQUENCE %s NO CYCLE', seq);
         lv := pg_sequence_last_value(seq);   -- null until its first nextval
         IF lv IS NOT NULL AND (seq_max IS NULL OR lv > seq_max) THEN
             seq_max := lv;

@@ -7,6 +7,8 @@
 #    --disable-triggers of an older dump does) never hands out an ID again:
 #    the worker logs a WARNING with the tag, the table's max_id and the one
 #    it remembers, goes on above the remembered one and writes it back;
+#    after a restart (nothing remembered), a row deleted and put back
+#    the same way goes on above its tombstone in idgen.segment_dropped;
 #    an issuer of a central segment server whose row goes back the same
 #    way draws no ID again and logs it.
 #  - a tag allocated within 1% of the largest bigint logs a WARNING;
@@ -69,6 +71,30 @@ like($log,
 cmp_ok($node->safe_psql('postgres',
 		q{SELECT max_id FROM idgen.segment_alloc WHERE biz_tag = 'orders'}),
 	'>=', max_of(@after), 'and wrote the higher value back');
+
+# After a restart the worker no longer remembers; the tag's tombstone does
+# (issue 37, point 4): the row deleted (the trigger keeps its max_id in
+# idgen.segment_dropped), the server restarted, the old row restored with
+# triggers disabled (pg_restore -a --disable-triggers of an older dump)
+push @ids, @after;
+$drawn_max = max_of(@ids);
+$node->safe_psql('postgres', q{DELETE FROM idgen.segment_alloc WHERE biz_tag = 'orders'});
+$node->restart;
+$log_offset = -s $node->logfile;
+$node->safe_psql('postgres', q{
+	BEGIN;
+	SET LOCAL session_replication_role = replica;
+	INSERT INTO idgen.segment_alloc SELECT * FROM old_row;
+	COMMIT;
+});
+@after = @{ draw_tag('orders', 3000) };
+%seen = map { $_ => 1 } @ids;
+is(scalar(grep { $seen{$_} } @after), 0,
+	'after a restart and an old row restored with triggers disabled, no ID is drawn again');
+cmp_ok(min_of(@after), '>', $drawn_max, 'every new ID is above every one drawn before the restart');
+like(slurp_file($node->logfile, $log_offset),
+	qr/WARNING:  idgen: segment tag "orders" went back: idgen.segment_alloc says max_id $restored, but idgen.segment_dropped says the tag allocated up to \d+/,
+	'the worker logs the row below its tombstone');
 
 # With a central segment server whose row goes back, an issuer never
 # hands out again what it had from the central server
