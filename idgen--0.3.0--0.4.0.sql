@@ -117,8 +117,23 @@ BEGIN
         END IF;
         NEW.max_id := greatest(NEW.max_id,
             (SELECT max(f.max_id) FROM idgen.segment_floor f WHERE f.biz_tag = NEW.biz_tag));
+        -- The owner is a role (owner_id), its name kept for dumps: a row
+        -- whose owner_id is not the role of that name (a dump from another
+        -- cluster, a name gone stale) takes the role of that name, as
+        -- pg_restore restores an owner; none: a superuser's only
+        IF NOT EXISTS (SELECT 1 FROM pg_roles r
+                        WHERE r.oid = NEW.owner_id AND r.rolname = NEW.owner) THEN
+            NEW.owner_id := (SELECT r.oid FROM pg_roles r WHERE r.rolname = NEW.owner);
+        END IF;
         RETURN NEW;
     ELSIF TG_OP = 'UPDATE' THEN
+        -- A new owner name with the same owner_id (segment_set_owner,
+        -- REASSIGN OWNED, ALTER ROLE ... RENAME TO, a superuser's UPDATE):
+        -- the role of that name
+        IF NEW.owner IS DISTINCT FROM OLD.owner
+           AND NEW.owner_id IS NOT DISTINCT FROM OLD.owner_id THEN
+            NEW.owner_id := (SELECT r.oid FROM pg_roles r WHERE r.rolname = NEW.owner);
+        END IF;
         IF NEW.biz_tag IS DISTINCT FROM OLD.biz_tag THEN
             RAISE EXCEPTION 'cannot rename segment tag "%"', OLD.biz_tag
                 USING ERRCODE = 'feature_not_supported',
@@ -1097,10 +1112,13 @@ COMMENT ON FUNCTION idgen.id_make(timestamptz, bigint, bigint, text, jsonb) IS
 -- segment_import_leaf and segment_export_leaf move from PL/pgSQL to C for
 -- it, so they still need EXECUTE on themselves only.
 ALTER TABLE idgen.segment_alloc ADD COLUMN owner name NOT NULL DEFAULT CURRENT_USER;
+-- (the guard trigger, replaced above, reads owner_id, added below)
+ALTER TABLE idgen.segment_alloc DISABLE TRIGGER segment_alloc_guard;
 UPDATE idgen.segment_alloc SET owner = (
     SELECT r.rolname FROM pg_catalog.pg_extension e
     JOIN pg_catalog.pg_roles r ON r.oid = e.extowner
     WHERE e.extname = 'idgen');
+ALTER TABLE idgen.segment_alloc ENABLE TRIGGER segment_alloc_guard;
 COMMENT ON COLUMN idgen.segment_alloc.owner IS
     'Role that owns the tag, by name (as pg_dump restores ownership): only it, its members and superusers alter, drop, export or import over the tag';
 
@@ -1184,6 +1202,19 @@ ALTER TABLE idgen.segment_alloc
     ADD COLUMN cache int NOT NULL DEFAULT 1 CHECK (cache BETWEEN 1 AND 10000);
 COMMENT ON COLUMN idgen.segment_alloc.cache IS
     'IDs each backend takes at once and hands out itself, as a sequence''s CACHE: 1 (off) keeps the order across backends; above 1, IDs still increase within a backend but not across backends, and unused cached IDs are skipped';
+
+-- Issue 37, point 5: a tag's owner is a role, not a name: owner_id, the
+-- role's OID, is what the tag functions and the role commands go by (a
+-- renamed role keeps its tags, a new role with an old name owns none); the
+-- name stays for pg_dump, and a restored row takes the role of its name
+-- where its owner_id is not that role (segment_alloc_guard).
+ALTER TABLE idgen.segment_alloc ADD COLUMN owner_id oid;
+UPDATE idgen.segment_alloc a SET owner_id = r.oid
+  FROM pg_catalog.pg_roles r WHERE r.rolname = a.owner;
+COMMENT ON COLUMN idgen.segment_alloc.owner IS
+    'Name of the role that owns the tag (owner_id), kept for pg_dump: a restored row whose owner_id is not the role of this name takes the role of this name';
+COMMENT ON COLUMN idgen.segment_alloc.owner_id IS
+    'Role that owns the tag: only it, its members and superusers alter, drop, export or import over the tag; a role that no longer exists leaves the tag to superusers';
 
 ALTER FUNCTION idgen.segment_create(text, bigint, int, text)
     RENAME TO segment_create_0_3;

@@ -267,12 +267,15 @@ CREATE TABLE idgen.segment_alloc (
     description text,
     update_time timestamptz NOT NULL DEFAULT now(),
     owner name NOT NULL DEFAULT CURRENT_USER,
-    cache int NOT NULL DEFAULT 1 CHECK (cache BETWEEN 1 AND 10000)
+    cache int NOT NULL DEFAULT 1 CHECK (cache BETWEEN 1 AND 10000),
+    owner_id oid
 );
 COMMENT ON TABLE idgen.segment_alloc IS
     'Segment tags (Leaf): IDs up to max_id have been allocated; step is the smallest step';
 COMMENT ON COLUMN idgen.segment_alloc.owner IS
-    'Role that owns the tag, by name (as pg_dump restores ownership): only it, its members and superusers alter, drop, export or import over the tag';
+    'Name of the role that owns the tag (owner_id), kept for pg_dump: a restored row whose owner_id is not the role of this name takes the role of this name';
+COMMENT ON COLUMN idgen.segment_alloc.owner_id IS
+    'Role that owns the tag: only it, its members and superusers alter, drop, export or import over the tag; a role that no longer exists leaves the tag to superusers';
 COMMENT ON COLUMN idgen.segment_alloc.cache IS
     'IDs each backend takes at once and hands out itself, as a sequence''s CACHE: 1 (off) keeps the order across backends; above 1, IDs still increase within a backend but not across backends, and unused cached IDs are skipped';
 REVOKE ALL ON TABLE idgen.segment_alloc FROM PUBLIC;
@@ -396,8 +399,23 @@ BEGIN
         END IF;
         NEW.max_id := greatest(NEW.max_id,
             (SELECT max(f.max_id) FROM idgen.segment_floor f WHERE f.biz_tag = NEW.biz_tag));
+        -- The owner is a role (owner_id), its name kept for dumps: a row
+        -- whose owner_id is not the role of that name (a dump from another
+        -- cluster, a name gone stale) takes the role of that name, as
+        -- pg_restore restores an owner; none: a superuser's only
+        IF NOT EXISTS (SELECT 1 FROM pg_roles r
+                        WHERE r.oid = NEW.owner_id AND r.rolname = NEW.owner) THEN
+            NEW.owner_id := (SELECT r.oid FROM pg_roles r WHERE r.rolname = NEW.owner);
+        END IF;
         RETURN NEW;
     ELSIF TG_OP = 'UPDATE' THEN
+        -- A new owner name with the same owner_id (segment_set_owner,
+        -- REASSIGN OWNED, ALTER ROLE ... RENAME TO, a superuser's UPDATE):
+        -- the role of that name
+        IF NEW.owner IS DISTINCT FROM OLD.owner
+           AND NEW.owner_id IS NOT DISTINCT FROM OLD.owner_id THEN
+            NEW.owner_id := (SELECT r.oid FROM pg_roles r WHERE r.rolname = NEW.owner);
+        END IF;
         IF NEW.biz_tag IS DISTINCT FROM OLD.biz_tag THEN
             RAISE EXCEPTION 'cannot rename segment tag "%"', OLD.biz_tag
                 USING ERRCODE = 'feature_not_supported',

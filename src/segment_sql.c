@@ -11,9 +11,9 @@
  * the SPI calls, as a security-restricted operation, so a tag administrator
  * needs only EXECUTE on them (revoked from PUBLIC by the install script) and
  * no privilege on the table.  A tag is owned by the role that created it
- * (column owner, a role name, as pg_dump restores ownership): altering,
- * dropping, exporting, importing over and handing on a tag need the
- * privileges of its owner (has_privs_of_role) or a superuser, as for a
+ * (column owner_id, the role's OID; column owner, its name, for pg_dump):
+ * altering, dropping, exporting, importing over and handing on a tag need
+ * the privileges of its owner (has_privs_of_role) or a superuser, as for a
  * sequence; a tag whose owner role does not exist is a superuser's only.
  * max_id never moves backwards through them; the table's trigger
  * idgen.segment_alloc_guard enforces the same for every writer and keeps
@@ -172,26 +172,34 @@ has_owner_column(void)
 }
 
 /*
- * Error unless role caller may administer tag, whose owner is the role
- * named owner: a superuser, or a role with the owner's privileges
- * (has_privs_of_role, membership that inherits), as for a sequence
+ * Error unless role caller may administer tag, whose owner is role
+ * owner_id (InvalidOid or a role that no longer exists: superusers only),
+ * named owner in the table: a superuser, or a role with the owner's
+ * privileges (has_privs_of_role, membership that inherits), as for a
+ * sequence.  The role, not the name: a new role with the name of a dropped
+ * one owns nothing.
  */
 static void
-check_tag_owner(Oid caller, const char *tag, const char *owner)
+check_tag_owner(Oid caller, const char *tag, Oid owner_id, const char *owner)
 {
-	Oid			owner_id = get_role_oid(owner, true);
+	bool		exists = OidIsValid(owner_id) &&
+		SearchSysCacheExists1(AUTHOID, ObjectIdGetDatum(owner_id));
 
 	if (superuser_arg(caller))
 		return;
-	if (OidIsValid(owner_id) && has_privs_of_role(caller, owner_id))
+	if (exists && has_privs_of_role(caller, owner_id))
 		return;
-	if (OidIsValid(owner_id))
+	if (exists)
+	{
+		const char *name = GetUserNameFromId(owner_id, false);
+
 		ereport(ERROR,
 				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
 				 errmsg("must be owner of segment tag \"%s\"", tag),
-				 errdetail("Segment tag \"%s\" is owned by role \"%s\".", tag, owner),
+				 errdetail("Segment tag \"%s\" is owned by role \"%s\".", tag, name),
 				 errhint("Ask a superuser to grant you role \"%s\", or role \"%s\" to hand the tag to you with idgen.segment_set_owner().",
-						 owner, owner)));
+						 name, name)));
+	}
 	ereport(ERROR,
 			(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
 			 errmsg("must be owner of segment tag \"%s\"", tag),
@@ -213,12 +221,14 @@ lock_owned_tag(Oid caller, const char *tag,
 	int			ret;
 	bool		isnull;
 	char	   *owner;
+	SPITupleTable *tt;
+	char	   *refresh = NULL;
 
 	ret = SPI_execute_with_args(has_owner_column() ?
-								"SELECT max_id, step, description, owner::pg_catalog.text "
+								"SELECT max_id, step, description, owner::pg_catalog.text, owner_id "
 								"FROM idgen.segment_alloc "
 								"WHERE biz_tag = $1 FOR UPDATE" :
-								"SELECT max_id, step, description, NULL::pg_catalog.text "
+								"SELECT max_id, step, description, NULL::pg_catalog.text, NULL::pg_catalog.oid "
 								"FROM idgen.segment_alloc "
 								"WHERE biz_tag = $1 FOR UPDATE",
 								1, types, args, NULL, false, 1);
@@ -227,21 +237,51 @@ lock_owned_tag(Oid caller, const char *tag,
 			 SPI_result_code_string(ret));
 	if (SPI_processed == 0)
 		return false;
-	owner = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 4);
+	tt = SPI_tuptable;
+	owner = SPI_getvalue(tt->vals[0], tt->tupdesc, 4);
 	if (owner != NULL)
-		check_tag_owner(caller, tag, owner);
-	*max_id = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0],
-										  SPI_tuptable->tupdesc, 1, &isnull));
+	{
+		Datum		id = SPI_getbinval(tt->vals[0],
+									   tt->tupdesc, 5, &isnull);
+		Oid			owner_id = isnull ? InvalidOid : DatumGetObjectId(id);
+		char	   *name;
+
+		check_tag_owner(caller, tag, owner_id, owner);
+
+		if (OidIsValid(owner_id) &&
+			(name = GetUserNameFromId(owner_id, true)) != NULL &&
+			strcmp(name, owner) != 0)
+			refresh = name;
+	}
+	*max_id = DatumGetInt64(SPI_getbinval(tt->vals[0],
+										  tt->tupdesc, 1, &isnull));
 	if (step)
-		*step = DatumGetInt32(SPI_getbinval(SPI_tuptable->vals[0],
-											SPI_tuptable->tupdesc, 2, &isnull));
+		*step = DatumGetInt32(SPI_getbinval(tt->vals[0],
+											tt->tupdesc, 2, &isnull));
 	if (description)
 	{
-		Datum		d = SPI_getbinval(SPI_tuptable->vals[0],
-									  SPI_tuptable->tupdesc, 3, desc_null);
+		Datum		d = SPI_getbinval(tt->vals[0],
+									  tt->tupdesc, 3, desc_null);
 
 		*description = *desc_null ? (Datum) 0 :
 			SPI_datumTransfer(d, false, -1);
+	}
+	/*
+	 * The name is for pg_dump: refreshed here where the role was renamed
+	 * from another database (the rename hook sees only its own), after
+	 * every value above is read
+	 */
+	if (refresh != NULL)
+	{
+		Oid			rtypes[2] = {TEXTOID, NAMEOID};
+		Datum		rargs[2];
+
+		rargs[0] = CStringGetTextDatum(tag);
+		rargs[1] = DirectFunctionCall1(namein, CStringGetDatum(refresh));
+		if (SPI_execute_with_args("UPDATE idgen.segment_alloc SET owner = $2 "
+								  "WHERE biz_tag = $1",
+								  2, rtypes, rargs, NULL, false, 0) != SPI_OK_UPDATE)
+			elog(ERROR, "could not update idgen.segment_alloc");
 	}
 	return true;
 }
@@ -578,8 +618,8 @@ segment_set_owner(PG_FUNCTION_ARGS)
 {
 	char	   *tag;
 	Oid			new_owner;
-	Oid			types[2] = {TEXTOID, NAMEOID};
-	Datum		args[2];
+	Oid			types[3] = {TEXTOID, NAMEOID, OIDOID};
+	Datum		args[3];
 	int			ret;
 	int64		cur_max;
 	TableOwnerSwitch sw;
@@ -606,14 +646,15 @@ segment_set_owner(PG_FUNCTION_ARGS)
 	args[0] = CStringGetTextDatum(tag);
 	args[1] = DirectFunctionCall1(namein,
 								  CStringGetDatum(GetUserNameFromId(new_owner, false)));
+	args[2] = ObjectIdGetDatum(new_owner);
 
 	become_table_owner(&sw);
 	SPI_connect();
 	if (!lock_owned_tag(sw.save_userid, tag, &cur_max, NULL, NULL, NULL))
 		idgen_segment_unknown_tag_error(tag);
-	ret = SPI_execute_with_args("UPDATE idgen.segment_alloc SET owner = $2 "
+	ret = SPI_execute_with_args("UPDATE idgen.segment_alloc SET owner = $2, owner_id = $3 "
 								"WHERE biz_tag = $1",
-								2, types, args, NULL, false, 0);
+								3, types, args, NULL, false, 0);
 	if (ret != SPI_OK_UPDATE || SPI_processed != 1)
 		elog(ERROR, "could not update idgen.segment_alloc: %s",
 			 SPI_result_code_string(ret));
@@ -901,19 +942,21 @@ segment_status_fn(PG_FUNCTION_ARGS)
  * refuse to drop a role that owns tags here; after REASSIGN OWNED, hand
  * the tags on; after DROP OWNED, drop the tags (their max_id kept in
  * idgen.segment_dropped, as segment_drop does); after ALTER ROLE ...
- * RENAME TO, follow the new name.  Only this database's tags are seen, and
- * only where idgen is preloaded; a tag whose owner is gone is a
- * superuser's only (check_tag_owner).
+ * RENAME TO, follow the new name (the owner is owner_id, the role; the
+ * name is for pg_dump).  Only this database's tags are seen, and only where
+ * idgen is preloaded; a tag whose owner is gone (dropped from another
+ * database) is a superuser's only (check_tag_owner), and a new role with
+ * the old name owns nothing.
  */
 static void
-owner_sql(const char *sql, const char *arg1, const char *arg2, bool forget)
+owner_sql(const char *sql, Oid arg1, const char *arg2, bool forget)
 {
-	Oid			types[2] = {NAMEOID, NAMEOID};
+	Oid			types[2] = {OIDOID, NAMEOID};
 	Datum		args[2];
 	int			ret;
 	TableOwnerSwitch sw;
 
-	args[0] = DirectFunctionCall1(namein, CStringGetDatum(arg1));
+	args[0] = ObjectIdGetDatum(arg1);
 	args[1] = arg2 ? DirectFunctionCall1(namein, CStringGetDatum(arg2)) : (Datum) 0;
 	become_table_owner(&sw);
 	SPI_connect();
@@ -927,6 +970,13 @@ owner_sql(const char *sql, const char *arg1, const char *arg2, bool forget)
 	SPI_finish();
 	become_caller(&sw);
 }
+
+/* A role DROP ROLE is about to drop: its OID and name, for after */
+typedef struct DroppedRole
+{
+	Oid			id;
+	char	   *name;
+} DroppedRole;
 
 List *
 idgen_segment_owner_utility(Node *stmt, bool before, List *dropped)
@@ -954,10 +1004,17 @@ idgen_segment_owner_utility(Node *stmt, bool before, List *dropped)
 		foreach(lc, ((DropRoleStmt *) stmt)->roles)
 		{
 			RoleSpec   *r = lfirst(lc);
+			Oid			id;
 
 			if (r->roletype == ROLESPEC_CSTRING &&
-				OidIsValid(get_role_oid(r->rolename, true)))
-				existing = lappend(existing, pstrdup(r->rolename));
+				OidIsValid(id = get_role_oid(r->rolename, true)))
+			{
+				DroppedRole *d = palloc(sizeof(DroppedRole));
+
+				d->id = id;
+				d->name = pstrdup(r->rolename);
+				existing = lappend(existing, d);
+			}
 		}
 		return existing;
 	}
@@ -970,20 +1027,20 @@ idgen_segment_owner_utility(Node *stmt, bool before, List *dropped)
 		 */
 		foreach(lc, dropped)
 		{
-			char	   *rolename = lfirst(lc);
-			Oid			types[1] = {NAMEOID};
+			DroppedRole *d = lfirst(lc);
+			Oid			types[1] = {OIDOID};
 			Datum		args[1];
 			bool		isnull;
 			int64		n;
 			char	   *first;
 			TableOwnerSwitch sw;
 
-			args[0] = DirectFunctionCall1(namein, CStringGetDatum(rolename));
+			args[0] = ObjectIdGetDatum(d->id);
 			become_table_owner(&sw);
 			SPI_connect();
 			if (SPI_execute_with_args("SELECT pg_catalog.count(*), pg_catalog.min(biz_tag) "
 									  "FROM idgen.segment_alloc "
-									  "WHERE owner OPERATOR(pg_catalog.=) $1",
+									  "WHERE owner_id OPERATOR(pg_catalog.=) $1",
 									  1, types, args, NULL, true, 1) != SPI_OK_SELECT)
 				elog(ERROR, "could not read idgen.segment_alloc");
 			n = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0],
@@ -998,14 +1055,14 @@ idgen_segment_owner_utility(Node *stmt, bool before, List *dropped)
 				ereport(ERROR,
 						(errcode(ERRCODE_DEPENDENT_OBJECTS_STILL_EXIST),
 						 errmsg("role \"%s\" cannot be dropped because some objects depend on it",
-								rolename),
+								d->name),
 						 n == 1 ?
 						 errdetail("Role \"%s\" owns segment tag \"%s\" in database \"%s\".",
-								   rolename, first, get_database_name(MyDatabaseId)) :
+								   d->name, first, get_database_name(MyDatabaseId)) :
 						 errdetail("Role \"%s\" owns " INT64_FORMAT " segment tags in database \"%s\", \"%s\" among them.",
-								   rolename, n, get_database_name(MyDatabaseId), first),
+								   d->name, n, get_database_name(MyDatabaseId), first),
 						 errhint("Hand them to another role with REASSIGN OWNED BY %s TO <role>, or drop them with DROP OWNED BY %s, in this database.",
-								 quote_identifier(rolename), quote_identifier(rolename))));
+								 quote_identifier(d->name), quote_identifier(d->name))));
 		}
 	}
 	else if (!before && IsA(stmt, ReassignOwnedStmt))
@@ -1014,19 +1071,19 @@ idgen_segment_owner_utility(Node *stmt, bool before, List *dropped)
 		char	   *newrole = get_rolespec_name(ro->newrole);
 
 		foreach(lc, ro->roles)
-			owner_sql("UPDATE idgen.segment_alloc SET owner = $2 WHERE owner OPERATOR(pg_catalog.=) $1",
-					  get_rolespec_name(lfirst(lc)), newrole, false);
+			owner_sql("UPDATE idgen.segment_alloc SET owner = $2 WHERE owner_id OPERATOR(pg_catalog.=) $1",
+					  get_rolespec_oid(lfirst(lc), false), newrole, false);
 	}
 	else if (!before && IsA(stmt, DropOwnedStmt))
 	{
 		foreach(lc, ((DropOwnedStmt *) stmt)->roles)
-			owner_sql("DELETE FROM idgen.segment_alloc WHERE owner OPERATOR(pg_catalog.=) $1 RETURNING biz_tag",
-					  get_rolespec_name(lfirst(lc)), NULL, true);
+			owner_sql("DELETE FROM idgen.segment_alloc WHERE owner_id OPERATOR(pg_catalog.=) $1 RETURNING biz_tag",
+					  get_rolespec_oid(lfirst(lc), false), NULL, true);
 	}
 	else if (!before && IsA(stmt, RenameStmt) &&
 			 ((RenameStmt *) stmt)->renameType == OBJECT_ROLE)
-		owner_sql("UPDATE idgen.segment_alloc SET owner = $2 WHERE owner OPERATOR(pg_catalog.=) $1",
-				  ((RenameStmt *) stmt)->subname, ((RenameStmt *) stmt)->newname,
-				  false);
+		owner_sql("UPDATE idgen.segment_alloc SET owner = $2 WHERE owner_id OPERATOR(pg_catalog.=) $1",
+				  get_role_oid(((RenameStmt *) stmt)->newname, false),
+				  ((RenameStmt *) stmt)->newname, false);
 	return NIL;
 }

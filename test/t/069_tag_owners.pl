@@ -15,7 +15,12 @@
 #    checks, and rolled back); ALTER ROLE ... RENAME TO,
 #    REASSIGN OWNED and DROP OWNED keep the owner defined (DROP OWNED drops
 #    the tag, remembering its max_id);
-#  - pg_dump and pg_restore into another database keep the owner.
+#  - pg_dump and pg_restore into another database keep the owner;
+#  - the owner is a role, not a name (issue 37, point 5): a role renamed
+#    from another database keeps its tags; a role dropped from another
+#    database leaves them to superusers, and a new role of its name owns
+#    nothing; a restored row whose owner_id is another role takes the role
+#    of its name.
 use strict;
 use warnings;
 use PostgreSQL::Test::Cluster;
@@ -170,6 +175,51 @@ is(owner_of('a', 'restored') . '|' . owner_of('e', 'restored'), 'app_a|app_b',
 ($ret, $out, $err) = $node->psql('restored', "SELECT idgen.segment_drop('a')",
 	extra_params => [ '-U', 'app_b', '-v', 'VERBOSITY=verbose' ]);
 like($err, qr/42501: must be owner of segment tag "a"/, 'and their refusals');
+
+# Owners are roles, not names (issue 37, point 5): tags of database db2,
+# their roles renamed and dropped from database postgres, where the hook
+# sees none of them
+$node->safe_psql('postgres', 'CREATE DATABASE db2');
+$node->safe_psql('db2', qq{
+	CREATE EXTENSION idgen;
+	CREATE ROLE app_x LOGIN;
+	CREATE ROLE app_y LOGIN;
+	GRANT EXECUTE ON FUNCTION $grants TO app_x, app_y;
+});
+my $in_db2 = sub {
+	my ($role, $sql) = @_;
+	return $node->psql('db2', $sql, extra_params => [ '-U', $role, '-v', 'VERBOSITY=verbose' ]);
+};
+($ret, $out, $err) = $in_db2->('app_x', "SELECT idgen.segment_create('x', 1, 10)");
+is($ret, 0, 'app_x creates tag x in db2') or diag $err;
+($ret, $out, $err) = $in_db2->('app_y', "SELECT idgen.segment_create('y', 1, 10)");
+is($ret, 0, 'app_y creates tag y in db2') or diag $err;
+$node->safe_psql('postgres', 'ALTER ROLE app_x RENAME TO app_x2');
+($ret, $out, $err) = $in_db2->('app_x2', "SELECT idgen.segment_alter('x', step => 20)");
+is($ret, 0, 'a role renamed from another database keeps its tag') or diag $err;
+is(owner_of('x', 'db2'), 'app_x2', 'and the name kept for pg_dump follows once the tag is administered');
+# (its grants in db2 would keep PostgreSQL from dropping it)
+$node->safe_psql('db2', "REVOKE EXECUTE ON FUNCTION $grants FROM app_y");
+$node->safe_psql('postgres', 'DROP ROLE app_y');
+$node->safe_psql('postgres', 'CREATE ROLE app_y LOGIN');
+$node->safe_psql('db2', "GRANT EXECUTE ON FUNCTION $grants TO app_y");
+($ret, $out, $err) = $in_db2->('app_y', "SELECT idgen.segment_drop('y')");
+like($err, qr/42501: must be owner of segment tag "y"\n.*DETAIL:  Segment tag "y" is owned by role "app_y", which does not exist/,
+	'a new role with the name of a dropped owner owns nothing: refused (42501)');
+is($node->safe_psql('db2', "SELECT count(*) FROM idgen.segment_alloc WHERE biz_tag = 'y'"),
+	'1', 'and the tag is still there');
+$node->safe_psql('db2', "SELECT idgen.segment_set_owner('y', 'app_y')");
+($ret, $out, $err) = $in_db2->('app_y', "SELECT idgen.segment_drop('y')");
+is($ret, 0, 'once a superuser hands it to the new role, that role owns it') or diag $err;
+# A row restored whose owner_id is another role than its name's (a dump
+# from another cluster): the role of its name
+$node->safe_psql('db2', q{
+	CREATE TABLE old_row AS SELECT * FROM idgen.segment_alloc WHERE biz_tag = 'x';
+	UPDATE old_row SET biz_tag = 'x_restored', owner_id = 10;
+	INSERT INTO idgen.segment_alloc SELECT * FROM old_row;
+});
+is($node->safe_psql('db2', q{SELECT owner_id::regrole FROM idgen.segment_alloc WHERE biz_tag = 'x_restored'}),
+	'app_x2', 'a restored row whose owner_id is not its named role takes the role of its name');
 
 $node->stop;
 done_testing();
