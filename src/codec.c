@@ -415,7 +415,7 @@ bool
 idgen_friendly_decode(const IdgenLayout *l, const char *s, size_t len,
 					  int64_t *id, IdgenCodecError *err)
 {
-	IdgenFriendlyText t;
+	IdgenFriendlyText t = {0};
 
 	if (!idgen_friendly_parse(l, s, len, &t, err))
 		return false;

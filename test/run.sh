@@ -92,6 +92,23 @@ if [ -f test/fuzz/run.sh ] && [ "$FUZZ_SECONDS" != 0 ]; then
 	done
 fi
 
+# Static analysis of src/ (cppcheck, scan-build: test/static.sh), on the
+# neighbours' version only, as the fuzzers: the code is the same on every
+# version but for src/compat.h
+echo "== static analysis [at ${SECONDS} s]"
+if [ "$PG_MAJOR" = "$IDGEN_NEIGHBOURS_MAJOR" ]; then
+	for a in cppcheck scan-build; do
+		if bash test/static.sh "$a" >"$work/static_$a.log" 2>&1; then
+			pass "static analysis: $a"
+		else
+			tail -40 "$work/static_$a.log"
+			fail "static analysis: $a"
+		fi
+	done
+else
+	echo "(not on PostgreSQL $PG_MAJOR: static analysis runs on $IDGEN_NEIGHBOURS_MAJOR)"
+fi
+
 # The make targets, as the server user, in the scratch copy
 # (TAP_TESTS is this script's knob, not PGXS's switch of the same name)
 mk() { as_pg_user env -u TAP_TESTS make -s --no-print-directory -C "$work" PG_CONFIG="$PG_CONFIG" "$@"; }

@@ -45,6 +45,8 @@ neighbours=(golang-go golang-github-lib-pq-dev golang-github-jackc-pgx-v4-dev
 	patroni etcd-server etcd-client postgresql-$PG_MAJOR-auto-failover)
 if [ "$PG_MAJOR" = "$IDGEN_NEIGHBOURS_MAJOR" ]; then
 	optional+=("${neighbours[@]}")
+	# test/static.sh's analyzers, run on this version only
+	pkgs+=(cppcheck clang-tools)
 fi
 
 if [ $build_only = 1 ]; then
