@@ -626,6 +626,18 @@ switch_or_wait(LocalTag *lt, uint64 e)
 		}
 		left_ms = idgen_segment_wait_timeout_ms -
 			(long) ((GetCurrentTimestamp() - start) / 1000);
+		if (left_ms <= 0 && !uses_server() &&
+			idgen_worker_waits_for_sync_rep(in_main_database == 1 ?
+											InvalidOid : MyDatabaseId))
+		{
+			/*
+			 * The allocation is made and waits for a synchronous standby,
+			 * as every commit here does: wait with it, as a commit would
+			 * (statement_timeout and cancellation still end the wait)
+			 */
+			start = GetCurrentTimestamp();
+			continue;
+		}
 		if (left_ms <= 0)
 		{
 			ConditionVariableCancelSleep();

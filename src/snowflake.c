@@ -639,6 +639,16 @@ wait_for_reservation(int64 ntick, NextWaits *w)
 							  &idgen_snowflake->reserve_cv,
 							  idgen_wait_event(IDGEN_WAIT_RESERVATION)))
 	{
+		/*
+		 * The reservation is written and waits for a synchronous standby,
+		 * as every commit here does: wait with it, as a commit would
+		 * (statement_timeout and cancellation still end the wait)
+		 */
+		if (idgen_worker_waits_for_sync_rep(InvalidOid))
+		{
+			w->reserve_deadline = idgen_clock_monotonic_ms() + idgen_worker_wait_ms;
+			return;
+		}
 		ConditionVariableCancelSleep();
 		report_not_reserved();
 	}

@@ -66,6 +66,7 @@
 #include "utils/builtins.h"
 #include "utils/guc.h"
 #include "utils/snapmgr.h"
+#include "utils/wait_event.h"
 
 #include "clock.h"
 #include "idgen.h"
@@ -156,6 +157,38 @@ void
 idgen_worker_wake(void)
 {
 	wake(0);
+}
+
+/* See worker.h */
+bool
+idgen_worker_waits_for_sync_rep(Oid dbid)
+{
+	uint32		procno = INVALID_PROC_NUMBER;
+
+	if (!OidIsValid(dbid))
+		procno = pg_atomic_read_u32(&ws->procno[0]);
+	else
+	{
+		SpinLockAcquire(&ws->mutex);
+		for (int i = 0; i < ws->ndb; i++)
+		{
+			if (ws->db[i].dbid == dbid)
+			{
+				procno = pg_atomic_read_u32(&ws->db[i].procno);
+				break;
+			}
+		}
+		SpinLockRelease(&ws->mutex);
+	}
+	if (procno == INVALID_PROC_NUMBER)
+		return false;
+
+	/*
+	 * Read without a lock, as pg_stat_activity reads it: a 32-bit value
+	 * written whole; a stale answer costs one more round of waiting or one
+	 * less
+	 */
+	return GetPGProcByNumber(procno)->wait_event_info == WAIT_EVENT_SYNC_REP;
 }
 
 /* Wake both workers, if they run */

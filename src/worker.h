@@ -38,6 +38,14 @@ PGDLLEXPORT void idgen_worker_database_main(Datum main_arg);
 /* Wake the idgen worker, if it runs */
 extern void idgen_worker_wake(void);
 
+/*
+ * Is the worker that allocates for database dbid (InvalidOid: the idgen
+ * worker, which also keeps the snowflake reservation) waiting for
+ * synchronous replication to confirm its commit?  A caller waiting for it
+ * then waits on, as a commit would, instead of timing out.
+ */
+extern bool idgen_worker_waits_for_sync_rep(Oid dbid);
+
 /* Wake both workers, if they run (segments may be either's work) */
 extern void idgen_worker_wake_all(void);
 
