@@ -75,10 +75,10 @@ typedef struct LocalTag
 	uint64		gen;			/* slot's generation when attached */
 	int64		cache;			/* IDs to take per add: the cache of the
 								 * segment drawn from last, 1 at first */
-	int64		next;			/* IDs next, next + 1, ... of generation gen, */
-	uint32		left;			/* left of them, are this backend's to hand
-								 * out (a count: the last may be the largest
-								 * bigint) */
+	uint64		next;			/* IDs next .. end - 1 of generation gen */
+	uint64		end;			/* are this backend's to hand out (unsigned:
+								 * end is 2^63 when the run ends at the
+								 * largest bigint) */
 } LocalTag;
 
 static HTAB *local_tags = NULL;
@@ -361,7 +361,7 @@ local_forget(LocalTag *lt)
 {
 	if (last_tag == lt)
 		last_tag = NULL;
-	lt->left = 0;		/* its cached IDs are lost with it */
+	lt->next = lt->end = 0;		/* its cached IDs are lost with it */
 	(void) hash_search(local_tags, lt->tag, HASH_REMOVE, NULL);
 }
 
@@ -393,7 +393,7 @@ local_lookup(const char *p, int len)
 		lt->slot = NULL;
 		lt->gen = 0;
 		lt->cache = 1;
-		lt->left = 0;
+		lt->next = lt->end = 0;
 	}
 	last_tag = lt;
 	return lt;
@@ -549,7 +549,7 @@ attach(LocalTag *lt)
 	lt->gen = gen;
 	/* A new slot, or one loaded again: nothing cached holds */
 	lt->cache = 1;
-	lt->left = 0;
+	lt->next = lt->end = 0;
 }
 
 /*
@@ -683,18 +683,12 @@ static int64
 draw(LocalTag *lt)
 {
 	/* IDs cached by this backend, while the slot is the one they came from */
-	if (lt->left > 0)
+	if (lt->next < lt->end)
 	{
 		if (lt->slot != NULL &&
 			pg_atomic_read_u64(&lt->slot->generation) == lt->gen)
-		{
-			int64		id = lt->next;
-
-			if (--lt->left > 0)
-				lt->next++;
-			return id;
-		}
-		lt->left = 0;
+			return (int64) lt->next++;
+		lt->next = lt->end = 0;
 	}
 
 	for (;;)
@@ -745,8 +739,8 @@ draw(LocalTag *lt)
 			lt->cache = Max(Min(cache, IDGEN_SEG_CACHE_MAX), 1);
 			if (taken > 1)
 			{
-				lt->next = start + (int64) off + 1;
-				lt->left = (uint32) (taken - 1);
+				lt->next = (uint64) start + off + 1;
+				lt->end = (uint64) start + off + taken;
 			}
 			/*
 			 * Past the wake point (one of the offsets taken): wake the
