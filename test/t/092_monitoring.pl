@@ -11,7 +11,9 @@
 # a tag's fetches (more after a new segment) and, for a tag near the largest
 # bigint, the IDs it has left; no refusal on the original, and the refusal
 # of a base backup started beside it (a restored copy) as reason
-# "restored".  prometheus-sql-exporter, given monitoring/sql-exporter.yml,
+# "restored"; as the registry of a server with idgen.node_id = 'auto',
+# the lease's time left and the namespace's free node ids, and on that
+# server its lease.  prometheus-sql-exporter, given monitoring/sql-exporter.yml,
 # serves the same values under its own names.  The alert rules are tested by
 # promtool in test/run.sh.  Outcomes only, never durations.
 use strict;
@@ -213,7 +215,61 @@ my $currval = $node->safe_psql('postgres',
 ($m) = scrape($port);
 is(value($m, 'idgen_segment_ids_left', tag => 'near_end'), $top - $currval,
 	'the tag near its end has the largest bigint minus its last ID left');
+
+# --- leased node ids: this node is the registry of a server with 'auto' ---
+
+$node->safe_psql('postgres', q{
+CREATE ROLE leaser LOGIN;
+GRANT EXECUTE ON FUNCTION
+    idgen.node_lease_acquire(text, text, int, int, int, bigint),
+    idgen.node_lease_renew(text, int, text, int, bigint) TO leaser;
+});
+# A lease of 10 minutes, renewed every 200 s: none during the test, so its
+# time left only goes down
+my $leaser = idgen_node('leaser', node_id => 'auto', conf => "idgen.node_registry = 'host="
+	  . $node->host . ' port=' . $node->port . " dbname=postgres user=leaser'\n"
+	  . "idgen.node_namespace = 'mon'\nidgen.node_lease_time = '10min'\n");
+$leaser->start;
+$leaser->safe_psql('postgres', q{
+CREATE EXTENSION idgen;
+CREATE ROLE idgen_monitor LOGIN IN ROLE pg_monitor;
+});
+$leaser->poll_query_until('postgres',
+	'SELECT coalesce(valid, false) FROM idgen.node_lease_status()')
+  or die 'the leaser did not lease a node id';
+my $leased = $leaser->safe_psql('postgres', 'SELECT node_id FROM idgen.node_lease_status()');
+
+my $reg_sql = q{SELECT extract(epoch FROM expires_at - clock_timestamp()),
+    least((SELECT d.node_id FROM idgen.id_decode(9223372036854775807) d), 1048574) + 1
+    FROM idgen.node_lease WHERE namespace = 'mon'};
+my @r0 = split /\|/, $node->safe_psql('postgres', $reg_sql);
+($m) = scrape($port);
+my @r1 = split /\|/, $node->safe_psql('postgres', $reg_sql);
+my $exp_s = value($m, 'idgen_registry_lease_expires_seconds',
+	namespace => 'mon', node_id => $leased);
+ok(defined $exp_s && $exp_s <= $r0[0] && $exp_s >= $r1[0],
+	"registry: node id ${leased}'s lease runs out when node_lease says (in $exp_s s)");
+is(value($m, 'idgen_registry_pool_leased_ids', namespace => 'mon'), 1,
+	'registry: one node id of the namespace is leased');
+is(value($m, 'idgen_registry_pool_free_ids', namespace => 'mon'), $r1[1] - 1,
+	'registry: the other ' . ($r1[1] - 1) . ' node ids are free');
 $exp->kill_kill;
+
+my ($lexp, $lport) = pg_exporter_of($leaser);
+my $lease_sql = 'SELECT valid_for_ms / 1000.0 FROM idgen.node_lease_status()';
+my $l0 = $leaser->safe_psql('postgres', $lease_sql);
+($m) = scrape($lport);
+my $l1 = $leaser->safe_psql('postgres', $lease_sql);
+is(value($m, 'idgen_node_lease_valid', node_id => $leased), 1,
+	'the leasing server: its lease is valid');
+my $lexp_s = value($m, 'idgen_node_lease_expires_seconds', node_id => $leased);
+ok(defined $lexp_s && $lexp_s <= $l0 && $lexp_s >= $l1,
+	"the leasing server: its lease runs out when node_lease_status() says (in $lexp_s s)");
+is(value($m, 'idgen_snowflake_node_id'), $leased, 'and its node id is the leased one');
+is(value($m, 'idgen_snowflake_refused', reason => 'lease_expired'), 0,
+	'and it does not refuse');
+$lexp->kill_kill;
+$leaser->stop;
 
 # --- a restored copy: a base backup started beside the original ----------
 
