@@ -20,7 +20,7 @@ use strict;
 use warnings;
 
 use HTTP::Tiny;
-use IPC::Run;
+use POSIX qw(WNOHANG);
 use Time::HiRes qw(usleep time);
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
@@ -37,23 +37,47 @@ my $top = 9223372036854775807;
 my $http = HTTP::Tiny->new(timeout => 5);
 my $tmp = PostgreSQL::Test::Utils::tempdir();
 
-# Start an exporter (a command built for a free port), wait until it serves
-# /metrics; returns (handle, port)
+# Exporters started, killed at the end whatever happens
+my @exporters;
+END { kill 'KILL', @exporters if @exporters; }
+
+# Start an exporter (a command built for a free port, environment added),
+# its output in $tmp/$name.log; wait until it serves /metrics.  Returns
+# (pid, port).
 sub start_exporter
 {
 	my ($name, $cmd, $env) = @_;
 	my $port = PostgreSQL::Test::Cluster::get_free_port();
-	local %ENV = (%ENV, %$env);
-	my $h = IPC::Run::start($cmd->($port), '<', \undef,
-		'>>', "$tmp/$name.log", '2>>', "$tmp/$name.log");
+	my $log = "$tmp/$name.log";
+	my @cmd = @{ $cmd->($port) };
+	my $pid = fork // die "fork: $!";
+	if ($pid == 0)
+	{
+		%ENV = (%ENV, %$env);
+		open STDIN, '<', '/dev/null';
+		open STDOUT, '>>', $log or die "$log: $!";
+		open STDERR, '>&', \*STDOUT;
+		exec @cmd or POSIX::_exit(127);
+	}
+	push @exporters, $pid;
 	my $deadline = time() + $PostgreSQL::Test::Utils::timeout_default;
 	until ($http->get("http://127.0.0.1:$port/metrics")->{success})
 	{
-		die "$name did not serve /metrics: " . slurp_file("$tmp/$name.log")
-		  if time() > $deadline || !$h->pumpable;
+		die "$name did not serve /metrics: " . slurp_file($log)
+		  if time() > $deadline || waitpid($pid, WNOHANG) == $pid;
 		usleep(100_000);
 	}
-	return ($h, $port);
+	return ($pid, $port);
+}
+
+# Stop an exporter
+sub stop_exporter
+{
+	my ($pid) = @_;
+	kill 'TERM', $pid;
+	waitpid($pid, 0);
+	@exporters = grep { $_ != $pid } @exporters;
+	return;
 }
 
 # One scrape: { name => [ [ {labels}, value ], ... ] }, and the HELP lines
@@ -129,8 +153,7 @@ sub pg_exporter_of
 		sub {
 			[ $pg_exporter, "--web.listen-address=127.0.0.1:$_[0]",
 			  "--extend.query-path=$queries", '--disable-default-metrics',
-			  '--disable-settings-metrics', '--no-collector.database',
-			  '--no-collector.bgwriter' ]
+			  '--disable-settings-metrics', '--no-collector.database' ]
 		},
 		{ DATA_SOURCE_NAME => 'host=' . $n->host . ' port=' . $n->port
 			  . ' user=idgen_monitor dbname=postgres sslmode=disable' });
@@ -253,7 +276,7 @@ is(value($m, 'idgen_registry_pool_leased_ids', namespace => 'mon'), 1,
 	'registry: one node id of the namespace is leased');
 is(value($m, 'idgen_registry_pool_free_ids', namespace => 'mon'), $r1[1] - 1,
 	'registry: the other ' . ($r1[1] - 1) . ' node ids are free');
-$exp->kill_kill;
+stop_exporter($exp);
 
 my ($lexp, $lport) = pg_exporter_of($leaser);
 my $lease_sql = 'SELECT valid_for_ms / 1000.0 FROM idgen.node_lease_status()';
@@ -268,7 +291,7 @@ ok(defined $lexp_s && $lexp_s <= $l0 && $lexp_s >= $l1,
 is(value($m, 'idgen_snowflake_node_id'), $leased, 'and its node id is the leased one');
 is(value($m, 'idgen_snowflake_refused', reason => 'lease_expired'), 0,
 	'and it does not refuse');
-$lexp->kill_kill;
+stop_exporter($lexp);
 $leaser->stop;
 
 # --- a restored copy: a base backup started beside the original ----------
@@ -285,7 +308,7 @@ is(value($m, 'idgen_snowflake_refused', reason => 'restored'), 1,
 	'a restored copy shows as refusing, reason restored');
 is(value($m, 'idgen_snowflake_refused', reason => $_), 0, "and not $_")
   for qw(layout_changed standby lease_expired);
-$cexp->kill_kill;
+stop_exporter($cexp);
 $copy->stop('fast');
 
 # --- prometheus-sql-exporter ----------------------------------------------
@@ -324,7 +347,7 @@ SKIP:
 		usleep(200_000);
 	}
 	is($got{$_}, $want{$_}[0], "sql-exporter: $_ is the status's") for sort keys %want;
-	$sexp->kill_kill;
+	stop_exporter($sexp);
 }
 
 $node->stop;
