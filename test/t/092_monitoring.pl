@@ -86,6 +86,8 @@ sub scrape
 	my ($port) = @_;
 	my $res = $http->get("http://127.0.0.1:$port/metrics");
 	die "scrape failed: $res->{status}" unless $res->{success};
+	# One metric's lines in the log, showing the labels an exporter adds
+	note join("\n", grep { /^(sql_)?idgen_snowflake_node_id/ } split /\n/, $res->{content});
 	my (%m, %help);
 	for (split /\n/, $res->{content})
 	{
