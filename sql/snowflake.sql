@@ -158,3 +158,23 @@ SELECT idgen.snowflake_advance(1);
 \echo :LAST_ERROR_SQLSTATE
 RESET ROLE;
 DROP ROLE idgen_nobody;
+-- snowflake_refusal() (since 0.4.0, monitoring/): nothing is refused here;
+-- pg_monitor reads it and the monitoring columns of segment_alloc, not the
+-- others; a role without pg_monitor reads neither
+SELECT * FROM idgen.snowflake_refusal();
+CREATE ROLE idgen_watcher IN ROLE pg_monitor;
+CREATE ROLE idgen_nobody;
+SET ROLE idgen_watcher;
+SELECT * FROM idgen.snowflake_refusal();
+SELECT count(biz_tag) + count(max_id) + count(step) + count(cache) >= 0 AS reads_columns
+FROM idgen.segment_alloc;
+SELECT count(description) FROM idgen.segment_alloc;
+\echo :LAST_ERROR_SQLSTATE
+RESET ROLE;
+SET ROLE idgen_nobody;
+SELECT * FROM idgen.snowflake_refusal();
+\echo :LAST_ERROR_SQLSTATE
+SELECT count(max_id) FROM idgen.segment_alloc;
+\echo :LAST_ERROR_SQLSTATE
+RESET ROLE;
+DROP ROLE idgen_watcher, idgen_nobody;

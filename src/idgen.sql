@@ -1403,3 +1403,28 @@ COMMENT ON FUNCTION idgen.adopt_column(regclass, name, text) IS
     'Move an existing integer key column to idgen in one transaction, as the table''s owner: widen it and the columns referencing it to bigint, drop its identity or sequence default, set a snowflake or segment DEFAULT, and make every later ID greater than its largest value and its sequences'' last values';
 GRANT EXECUTE ON FUNCTION idgen.adopt_column(regclass, name, text) TO PUBLIC;
 -- END adopt
+
+-- BEGIN monitoring
+
+-- Issue 41: what the files of monitoring/ query, readable by a role with
+-- only pg_monitor.  snowflake_status() and node_lease_status() are granted
+-- above; segment_status to pg_monitor in the segment section.
+-- Which refusals that only a superuser lifts are in force: after a restore
+-- (snowflake_resume) or a change of layout or node id
+-- (snowflake_accept_layout).
+CREATE FUNCTION idgen.snowflake_refusal(OUT restored boolean,
+    OUT layout_changed boolean)
+    AS 'MODULE_PATHNAME', 'snowflake_refusal'
+    LANGUAGE C VOLATILE PARALLEL SAFE;
+COMMENT ON FUNCTION idgen.snowflake_refusal() IS
+    'Whether snowflake IDs are refused because this server was started from a backup or after archive recovery (restored), or because idgen.layout or idgen.node_id changed (layout_changed)';
+REVOKE ALL ON FUNCTION idgen.snowflake_refusal() FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION idgen.snowflake_refusal() TO pg_monitor;
+-- A tag's allocation and settings, for the IDs it has left; not its
+-- description or owner
+GRANT SELECT (biz_tag, max_id, step, cache) ON idgen.segment_alloc TO pg_monitor;
+-- In a node registry: which node ids are leased and until when; not the
+-- holders' instance names, whose keys would let a reader act as a holder
+GRANT SELECT (namespace, node_id, heartbeat, expires_at) ON idgen.node_lease TO pg_monitor;
+
+-- END monitoring

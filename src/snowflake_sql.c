@@ -1,7 +1,8 @@
 /*
  * snowflake_sql.c
  *		SQL functions of snowflake IDs: idgen.snowflake_nextval,
- *		snowflake_currval, snowflake_status, snowflake_accept_layout and node_lease_status.
+ *		snowflake_currval, snowflake_status, snowflake_accept_layout,
+ *		snowflake_refusal and node_lease_status.
  *
  * They read the shared state of snowflake.c and snowflake_lease.c under
  * the rules in idgen.h; the generator itself is idgen_snowflake_next.
@@ -222,6 +223,32 @@ snowflake_status(PG_FUNCTION_ARGS)
 	values[11] = TimestampTzGetDatum(idgen_snowflake_layout_end_us() - UNIX_TO_PG_US);
 	if (tupdesc->natts < 10 || tupdesc->natts > 12)
 		elog(ERROR, "unexpected result row of %d columns", tupdesc->natts);
+	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));
+}
+
+PG_FUNCTION_INFO_V1(snowflake_refusal);
+
+/*
+ * SQL: idgen.snowflake_refusal(), since 0.4.0: which refusals that only a
+ * superuser lifts are in force, for monitoring (monitoring/): started from a
+ * backup or after archive recovery (snowflake_resume lifts it), or a change
+ * of idgen.layout or idgen.node_id (snowflake_accept_layout lifts it).  A
+ * refusal already accepted, waiting for the worker, is not one.
+ */
+Datum
+snowflake_refusal(PG_FUNCTION_ARGS)
+{
+	TupleDesc	tupdesc;
+	Datum		values[2];
+	bool		nulls[2] = {0};
+	uint32		why;
+
+	idgen_require_loaded();
+	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
+		elog(ERROR, "return type must be a row type");
+	why = idgen_snowflake_blocked_why();
+	values[0] = BoolGetDatum((why & IDGEN_BLOCK_RESTORED) != 0);
+	values[1] = BoolGetDatum((why & IDGEN_BLOCK_LAYOUT) != 0);
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));
 }
 

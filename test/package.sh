@@ -252,6 +252,18 @@ else
 	fail "the only idgen.so on the system is $pkg's"
 fi
 packaged=$(dpkg -L "$pkg" | while read -r f; do [ -f "$f" ] && echo "$f"; done)
+# The monitoring files (docs/monitoring.md), as they are in the tree
+mondir=/usr/share/doc/$pkg/monitoring
+monbad=
+for f in monitoring/*; do
+	cmp -s "$f" "$mondir/$(basename "$f")" || monbad+=" $f"
+done
+if [ -z "$monbad" ] && [ -n "$(ls monitoring)" ]; then
+	pass "the package installs monitoring/ in $mondir, uncompressed ($(ls monitoring | wc -l) files)"
+else
+	ls -l "$mondir" 2>&1
+	fail "the package installs monitoring/ in $mondir:$monbad differ or are missing"
+fi
 
 echo "== demo with the package [at ${SECONDS} s]"
 if DEMO_PORT=54339 bash test/demo.sh --installed >"$tmp/demo.log" 2>&1; then

@@ -55,6 +55,31 @@ else
 	fail "include circle (test/check_includes.sh)"
 fi
 
+# The alert rules of monitoring/ (docs/monitoring.md), with Debian's
+# promtool (package prometheus, which test/setup.sh installs on the
+# neighbours' version only): they are valid, and their unit tests pass
+if [ "$PG_MAJOR" = "$IDGEN_NEIGHBOURS_MAJOR" ]; then
+	echo "== promtool: monitoring/idgen-rules.yml [at ${SECONDS} s]"
+	if ! command -v promtool >/dev/null; then
+		if grep -q '^prometheus ' /var/lib/idgen-setup-packages 2>/dev/null; then
+			fail "promtool missing although this release has package prometheus"
+		else
+			echo "  skipped: promtool not found (Debian's prometheus)"
+		fi
+	else
+		if (cd "$work/monitoring" && promtool check rules idgen-rules.yml); then
+			pass "promtool check rules monitoring/idgen-rules.yml"
+		else
+			fail "promtool check rules monitoring/idgen-rules.yml"
+		fi
+		if (cd "$work/monitoring" && promtool test rules idgen-rules-test.yml); then
+			pass "promtool test rules monitoring/idgen-rules-test.yml"
+		else
+			fail "promtool test rules monitoring/idgen-rules-test.yml"
+		fi
+	fi
+fi
+
 echo "== unit tests (plain C) [at ${SECONDS} s]"
 if [ -f test/unit/Makefile ]; then
 	out=$(as_pg_user make -s -C "$work/test/unit" run 2>&1)

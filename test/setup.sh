@@ -39,10 +39,13 @@ optional=(postgresql-$PG_MAJOR-partman postgresql-$PG_MAJOR-pglogical
 # Neighbouring tools, tested on one version only (IDGEN_NEIGHBOURS_MAJOR,
 # test/pg_major.sh): on the others they are neither installed nor recorded.
 # The Go, Ruby, PHP and Rust clients of docs/clients.md (t/098); the
-# failover managers of docs/high-availability.md (t/110, t/111).
+# failover managers of docs/high-availability.md (t/110, t/111); the
+# Prometheus exporters and promtool of docs/monitoring.md (t/092, and
+# test/run.sh's promtool checks of monitoring/).
 neighbours=(golang-go golang-github-lib-pq-dev golang-github-jackc-pgx-v4-dev
 	ruby-pg ruby-activerecord php-cli php-pgsql cargo librust-tokio-postgres-dev
-	patroni etcd-server etcd-client postgresql-$PG_MAJOR-auto-failover)
+	patroni etcd-server etcd-client postgresql-$PG_MAJOR-auto-failover
+	prometheus prometheus-postgres-exporter prometheus-sql-exporter)
 if [ "$PG_MAJOR" = "$IDGEN_NEIGHBOURS_MAJOR" ]; then
 	optional+=("${neighbours[@]}")
 	# test/static.sh's analyzers, run on this version only
