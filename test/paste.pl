@@ -95,7 +95,7 @@ sub blocks
 sub psql
 {
 	my ($sql) = @_;
-	my $out = `runuser -u postgres -- psql -X -At -p $port -d app -c "$sql" 2>&1`;
+	my $out = `cd / && runuser -u postgres -- psql -X -At -p $port -d app -c "$sql" 2>&1`;
 	chomp $out;
 	return $out;
 }
@@ -136,7 +136,7 @@ for my $b (grep { $_->{lang} eq 'sql' } @readme)
 my ($rc, $out) = bash($script, $work);
 check($rc == 0, "README: Configuration, Getting started and its $sql SQL examples, in one database", $out);
 check(psql('SELECT idgen.snowflake_nextval() > 0') eq 't', 'README: app draws snowflake IDs');
-check(`runuser -u postgres -- psql -X -At -p $port -c 'SELECT 1' 2>&1` eq "1\n", 'README: the cluster runs (pg_ctlcluster restart started it)');
+check(`cd / && runuser -u postgres -- psql -X -At -p $port -c 'SELECT 1' 2>&1` eq "1\n", 'README: the cluster runs (pg_ctlcluster restart started it)');
 
 # 3. docs/clients.md
 my %c;
