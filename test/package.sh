@@ -24,7 +24,9 @@
 #   7. on IDGEN_NEIGHBOURS_MAJOR and IDGEN_CLIENTS_SECOND_MAJOR, the pages
 #      pasted as a user does (test/paste.pl): README.md's configuration and
 #      examples, docs/clients.md's setup and clients as its role, on the
-#      stock cluster N/main with its own authentication
+#      stock cluster N/main with its own authentication, then
+#      docs/install.md's Uninstalling (the package removed: step 8 finds
+#      nothing left)
 #   8. dpkg -r removes the package: none of its files is left, and no
 #      idgen.so anywhere
 # Ends with "package: N passed, N failed"; exits non-zero if any failed.

@@ -21,7 +21,10 @@
 #      skipped with a line.  Each must print, for its two tables, alice's
 #      ID and then bob's, carol's and dave's, exactly the IDs its tables
 #      hold, owned by webapp
-#   4. the cluster is dropped and made anew as the package made it (port
+#   4. docs/install.md's Uninstalling (where the README's points): its
+#      shell blocks in order, the package removed, the server running
+#      without idgen, the rows kept
+#   5. the cluster is dropped and made anew as the package made it (port
 #      5432, not running), so the chroot is as before
 # Prints "ok: ..." or "FAILED: ..." per check and "paste: N passed, M
 # failed"; exits non-zero if any failed.
@@ -225,7 +228,29 @@ for my $client (@clients)
 }
 check($ran > 0, "clients run: $ran");
 
-# 4. The cluster as the package made it
+# 4. Uninstalling as docs/install.md says (the README's Uninstalling
+# points there): its shell blocks, in order; the rows and their IDs stay
+my @uninstall;
+{
+	my @lines = split /\n/, slurp('docs/install.md');
+	my $in = 0;
+	for (my $i = 0; $i < @lines; $i++)
+	{
+		$in = $lines[$i] eq '## Uninstalling' if $lines[$i] =~ /^## /;
+		next unless $in && $lines[$i] =~ /^(\s*)```sh\s*$/;
+		my ($indent, @code) = ($1);
+		for ($i++; $lines[$i] !~ /^\s*```\s*$/; $i++) { push @code, $lines[$i] =~ s/^\Q$indent\E//r; }
+		push @uninstall, join("\n", @code) . "\n";
+	}
+}
+my $before = psql("SELECT count(*) FROM webapp.py_orders");
+($rc, $out) = bash("set -e\ncd '$top'\n$n_line\nexport PGPORT=$port\n" . join('', @uninstall), $work);
+check(@uninstall == 3 && $rc == 0, 'docs/install.md: Uninstalling\'s ' . scalar(@uninstall) . ' blocks run', $out);
+check(system("dpkg -s postgresql-$N-idgen >/dev/null 2>&1") != 0, "docs/install.md: postgresql-$N-idgen is removed");
+check(psql("SELECT current_setting('shared_preload_libraries') || ':' || count(*) FROM webapp.py_orders") eq ":$before",
+	'docs/install.md: the server runs without idgen, the rows stay');
+
+# 5. The cluster as the package made it
 check(fresh_cluster(5432) && system("pg_ctlcluster $N main stop >/dev/null 2>&1; true") == 0,
 	"the cluster $N/main made anew as the package makes it");
 print "paste: $passed passed, $failed failed\n";
