@@ -65,12 +65,14 @@ sub spew
 	return $path;
 }
 
-# Run a bash script; returns (exit code, its output: stdout and stderr)
+# Run a bash script; returns (exit code, its output: stdout and stderr).
+# Its input is empty, or with $yes the "y" a reader types where apt asks
+# "Do you want to continue?"
 sub bash
 {
-	my ($script, $dir) = @_;
+	my ($script, $dir, $yes) = @_;
 	my $file = spew("$dir/.paste-step.sh", $script);
-	my $out = `cd '$dir' && bash '$file' 2>&1`;
+	my $out = $yes ? `cd '$dir' && yes y | bash '$file' 2>&1` : `cd '$dir' && bash '$file' </dev/null 2>&1`;
 	return ($? >> 8, $out);
 }
 
@@ -244,7 +246,7 @@ my @uninstall;
 	}
 }
 my $before = psql("SELECT count(*) FROM webapp.py_orders");
-($rc, $out) = bash("set -e\ncd '$top'\n$n_line\nexport PGPORT=$port\n" . join('', @uninstall), $work);
+($rc, $out) = bash("set -e\ncd '$top'\n$n_line\nexport PGPORT=$port\n" . join('', @uninstall), $work, 1);
 check(@uninstall == 3 && $rc == 0, 'docs/install.md: Uninstalling\'s ' . scalar(@uninstall) . ' blocks run', $out);
 check(system("dpkg -s postgresql-$N-idgen >/dev/null 2>&1") != 0, "docs/install.md: postgresql-$N-idgen is removed");
 check(psql("SELECT current_setting('shared_preload_libraries') || ':' || count(*) FROM webapp.py_orders") eq ":$before",
