@@ -301,12 +301,11 @@ if [ "$PG_MAJOR" = "$IDGEN_NEIGHBOURS_MAJOR" ] || [ "$PG_MAJOR" = "$IDGEN_CLIENT
 	done
 	t0=$SECONDS
 	perl test/paste.pl "$port" >"$tmp/paste.log" 2>&1
-	grep -E '^(ok|FAILED|  skipped): ' "$tmp/paste.log"
+	grep -E '^(ok|FAILED|  skipped): |^  \| ' "$tmp/paste.log"
 	line=$(grep -E '^paste: [0-9]+ passed, [0-9]+ failed$' "$tmp/paste.log" | tail -1)
 	if [ -n "$line" ]; then
 		passed=$((passed + $(echo "$line" | cut -d' ' -f2)))
 		failed=$((failed + $(echo "$line" | cut -d' ' -f4)))
-		grep -q '^FAILED: ' "$tmp/paste.log" && tail -80 "$tmp/paste.log"
 	else
 		tail -40 "$tmp/paste.log"
 		fail "test/paste.pl printed no result"

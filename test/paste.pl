@@ -45,7 +45,16 @@ die "$0: needs root (the system's cluster, runuser)\n" unless $> == 0;
 my ($passed, $failed) = (0, 0);
 sub pass { $passed++; print "ok: paste: $_[0]\n"; }
 sub fail { $failed++; print "FAILED: paste: $_[0]\n"; }
-sub check { my ($ok, $what, $diag) = @_; $ok ? pass($what) : (fail($what), print($diag // '')); return $ok; }
+# A check; on failure its diagnostics' last 25 lines, each after "  | "
+sub check
+{
+	my ($ok, $what, $diag) = @_;
+	return pass($what) || 1 if $ok;
+	fail($what);
+	my @l = split /\n/, $diag // '';
+	print map { "  | $_\n" } @l > 25 ? @l[ -25 .. -1 ] : @l;
+	return 0;
+}
 
 sub slurp
 {
