@@ -166,7 +166,11 @@ check($rc == 0, 'docs/clients.md: the setup runs after the README\'s examples', 
 ($rc, $out) = bash("set -e\nexport PGPORT=$port\n$c{setup}", $work);
 check($rc == 0, 'docs/clients.md: the setup runs again without error', $out);
 ($rc, $out) = bash("set -e\n$password_line\n$env\npsql -X -At -c 'SELECT current_user'", $work);
-check($rc == 0 && $out eq "webapp\n", 'docs/clients.md: psql logs in as webapp with the password over TCP', $out);
+# (on failure, the server's log too: another server of this machine that
+# took 127.0.0.1:PORT after test/package.sh found it free shows there as
+# "could not bind IPv4 address")
+check($rc == 0 && $out eq "webapp\n", 'docs/clients.md: psql logs in as webapp with the password over TCP',
+	$out . `tail -15 /var/log/postgresql/postgresql-$N-main.log 2>&1`);
 ($rc, $out) = bash("set -e\n$password_line\n$env\nPGHOST= PGPASSWORD= psql -X -At -h /var/run/postgresql -c 'SELECT 1' </dev/null", $work);
 check($rc != 0, 'docs/clients.md: without the password, over the socket, webapp is refused (peer)', $out);
 
