@@ -30,7 +30,7 @@ use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
 
-our @EXPORT = qw(idgen_node idgen_conf idgen_standby start_node enable_faketime fakeclock_env set_clock crash_node
+our @EXPORT = qw(clients_lane idgen_node idgen_conf idgen_standby start_node enable_faketime fakeclock_env set_clock crash_node
   wait_ready start_drawer stop_drawers finish_drawer start_pgbench
   finish_pgbench draw_ids try_sql first_disorder duplicates max_of min_of
   clock_error_re no_unexpected_errors start_load wait_for_clock drawn_count
@@ -59,6 +59,23 @@ sub neighbours_version
 	$have = $have =~ /PostgreSQL (\d+)/ ? $1 : 0;
 	plan skip_all => "neighbouring tools are tested on PostgreSQL $want only, this is $have"
 	  unless $have == $want;
+	return;
+}
+
+# The clients of t/098 that run on this PostgreSQL version: 'all' on
+# IDGEN_NEIGHBOURS_MAJOR, 'ruby' on IDGEN_CLIENTS_SECOND_MAJOR (the clients
+# whose next Debian release's versions differ in a way docs/clients.md's
+# code feels); elsewhere the whole test is skipped (plan skip_all), with a
+# line that names no package
+sub clients_lane
+{
+	my $all = $ENV{IDGEN_NEIGHBOURS_MAJOR} // 15;
+	my $second = $ENV{IDGEN_CLIENTS_SECOND_MAJOR} // 17;
+	my $have = `pg_config --version` // '';
+	$have = $have =~ /PostgreSQL (\d+)/ ? $1 : 0;
+	return 'all' if $have == $all;
+	return 'ruby' if $have == $second;
+	plan skip_all => "these clients are tested on PostgreSQL $all and $second only, this is $have";
 	return;
 }
 

@@ -4,7 +4,7 @@
 PG_BINDIR=$("$PG_CONFIG" --bindir)
 PGXS_DIR=$(cd "$(dirname "$("$PG_CONFIG" --pgxs)")/../.." && pwd)
 export PATH="$PG_BINDIR:$PATH"
-export IDGEN_NEIGHBOURS_MAJOR
+export IDGEN_NEIGHBOURS_MAJOR IDGEN_CLIENTS_SECOND_MAJOR
 
 # Run a command as the server user: "postgres" when we are root, else us
 as_pg_user() {

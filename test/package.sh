@@ -21,7 +21,13 @@
 #   6. the demo (test/demo.sh --installed) and the package's autopkgtest
 #      (debian/tests/installcheck: make installcheck in a pg_virtualenv
 #      cluster) run against the packaged files
-#   7. dpkg -r removes the package: none of its files is left, and no
+#   7. on IDGEN_NEIGHBOURS_MAJOR and IDGEN_CLIENTS_SECOND_MAJOR, the pages
+#      pasted as a user does (test/paste.pl): README.md's configuration and
+#      examples, docs/clients.md's setup and clients as its role, on the
+#      stock cluster N/main with its own authentication, then
+#      docs/install.md's Uninstalling (the package removed: step 8 finds
+#      nothing left)
+#   8. dpkg -r removes the package: none of its files is left, and no
 #      idgen.so anywhere
 # Ends with "package: N passed, N failed"; exits non-zero if any failed.
 set -uo pipefail
@@ -293,6 +299,32 @@ else
 	grep -E '^(not ok|.*FAILED)' "$tmp/check.log"
 	tail -60 "$tmp/check.log"
 	fail "debian/tests/installcheck against the packaged files"
+fi
+
+echo "== the pages pasted with the package (test/paste.pl) [at ${SECONDS} s]"
+# README.md's commands and examples, then docs/clients.md's setup and
+# clients as its role, on the stock cluster N/main made anew (on a free
+# port: a chroot shares the host's network); on the two versions whose
+# clients are tested (test/pg_major.sh), to keep CI's time
+if [ "$PG_MAJOR" = "$IDGEN_NEIGHBOURS_MAJOR" ] || [ "$PG_MAJOR" = "$IDGEN_CLIENTS_SECOND_MAJOR" ]; then
+	port=58560
+	while [ $port -lt 58660 ] && (exec 3<>/dev/tcp/127.0.0.1/$port) 2>/dev/null; do
+		port=$((port + 1))
+	done
+	t0=$SECONDS
+	perl test/paste.pl "$port" >"$tmp/paste.log" 2>&1
+	grep -E '^(ok|FAILED|  skipped): |^  \| ' "$tmp/paste.log"
+	line=$(grep -E '^paste: [0-9]+ passed, [0-9]+ failed$' "$tmp/paste.log" | tail -1)
+	if [ -n "$line" ]; then
+		passed=$((passed + $(echo "$line" | cut -d' ' -f2)))
+		failed=$((failed + $(echo "$line" | cut -d' ' -f4)))
+	else
+		tail -40 "$tmp/paste.log"
+		fail "test/paste.pl printed no result"
+	fi
+	echo "(test/paste.pl took $((SECONDS - t0)) s)"
+else
+	echo "(PostgreSQL $PG_MAJOR: the pages are pasted on $IDGEN_NEIGHBOURS_MAJOR and $IDGEN_CLIENTS_SECOND_MAJOR only)"
 fi
 
 echo "== dpkg -r [at ${SECONDS} s]"

@@ -28,3 +28,10 @@ PG_CONFIG=${PG_CONFIG:-/usr/lib/postgresql/$PG_MAJOR/bin/pg_config}
 # TAP tests skip on the others (IdgenTest::neighbours_version).  CI runs
 # every version, so this keeps their cost to one lane.
 IDGEN_NEIGHBOURS_MAJOR=${IDGEN_NEIGHBOURS_MAJOR:-15}
+
+# The second version on which docs/clients.md's Go, Ruby, PHP and Rust
+# examples (t/098) run, for the clients whose next Debian release ships a
+# version the page's code feels (Active Record 7.2 in trixie against
+# bookworm's 6.1): only those clients' packages are installed there
+# (test/setup.sh) and only their examples run (t/098), to keep CI's time.
+IDGEN_CLIENTS_SECOND_MAJOR=${IDGEN_CLIENTS_SECOND_MAJOR:-17}

@@ -80,6 +80,13 @@ if [ "$PG_MAJOR" = "$IDGEN_NEIGHBOURS_MAJOR" ]; then
 	fi
 fi
 
+echo "== links of the documentation [at ${SECONDS} s]"
+if perl test/check_links.pl; then
+	pass "every relative link and anchor of the documentation resolves"
+else
+	fail "broken links in the documentation (perl test/check_links.pl)"
+fi
+
 echo "== unit tests (plain C) [at ${SECONDS} s]"
 if [ -f test/unit/Makefile ]; then
 	out=$(as_pg_user make -s -C "$work/test/unit" run 2>&1)

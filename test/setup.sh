@@ -50,6 +50,10 @@ if [ "$PG_MAJOR" = "$IDGEN_NEIGHBOURS_MAJOR" ]; then
 	optional+=("${neighbours[@]}")
 	# test/static.sh's analyzers, run on this version only
 	pkgs+=(cppcheck clang-tools)
+elif [ "$PG_MAJOR" = "$IDGEN_CLIENTS_SECOND_MAJOR" ]; then
+	# the clients of t/098 whose versions differ in a way the page's code
+	# feels, on a second version (test/pg_major.sh)
+	optional+=(ruby-pg ruby-activerecord)
 fi
 
 if [ $build_only = 1 ]; then

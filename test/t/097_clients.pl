@@ -5,8 +5,10 @@
 # IDGEN_NEIGHBOURS_MAJOR only, the npm packages of test/npm/package.json
 # that test/setup.sh installs into /var/cache/idgen-npm (Knex, Sequelize,
 # TypeORM, Drizzle).  The page's setup block makes the application's role
-# (no superuser), its schema and a segment tag; the examples run as that
-# role.  Asserts for each (check_example): a snowflake table and a segment
+# (no superuser), its schema and the segment tags, in the database "app"
+# (its "runuser -u postgres --" is a no-op here: the test runs as the
+# server user, a superuser); the examples run as that role, with the
+# page's Django settings and its commands for Django and pgJDBC.  Asserts for each (check_example): a snowflake table and a segment
 # table owned by the role, each with one row and a batch of three whose IDs
 # come back in the order of the rows, every printed ID in its table with
 # its row, snowflake IDs of this server, and the time printed is the ID's.
@@ -50,25 +52,27 @@ my %block;
 }
 # (other languages' sections, with their own tests, may follow: only these
 # are required here)
-my @mine = qw(setup psycopg psycopg2 sqlalchemy django-model django-migration django django-db-default django-db-default-use django-db-default-bulk
-  jdbc hibernate-entity hibernate-invoice hibernate-xml hibernate hibernate-run hibernate-no-keys
+my @mine = qw(setup env psycopg psycopg2 sqlalchemy django-settings django-model django-makemigrations django-migration
+  django-migrate django django-db-default django-db-default-use django-db-default-bulk
+  jdbc jdbc-run hibernate-entity hibernate-invoice hibernate-xml hibernate hibernate-run hibernate-no-keys
   node node-json node-pitfall knex-migration knex sequelize typeorm
   drizzle-schema drizzle-config drizzle-generate drizzle-migration drizzle);
 is(join(',', grep { !$block{$_} } @mine), '', 'docs/clients.md has the client examples of this test');
 
-my $node = idgen_node('clients', node_id => 5, conf => "listen_addresses = '127.0.0.1'\n");
+my $node = idgen_node('clients', node_id => 5,
+	conf => "listen_addresses = '127.0.0.1'\nidgen.database = 'app'\n");
 $node->start;
-$node->safe_psql('postgres', 'CREATE EXTENSION idgen;');
-wait_ready($node);
+$node->safe_psql('postgres', 'CREATE DATABASE app');
+$node->safe_psql('app', 'CREATE EXTENSION idgen;');
+$node->poll_query_until('app', 'SELECT idgen.snowflake_nextval() > 0') or die 'no snowflake ID';
 
 my $dir = $PostgreSQL::Test::Utils::tmp_check . '/clients';
 make_path($dir);
 my $user = getpwuid($<);
 local $ENV{PGHOST} = $node->host;
 local $ENV{PGPORT} = $node->port;
-local $ENV{PGDATABASE} = 'postgres';
+local $ENV{PGDATABASE} = 'app';
 local $ENV{PGUSER} = $user;
-local $ENV{JDBC_URL} = 'jdbc:postgresql://127.0.0.1:' . $node->port . "/postgres?user=$user";
 
 # The reason a client is skipped, also shown where test/run.sh prints it
 sub why
@@ -82,11 +86,22 @@ sub why
 # the examples connect as that role (the role owns its tables, in its schema)
 my $app = 'webapp';
 {
-	my ($ok, $out, $err) = run_cmd([ 'bash', write_file("$dir/setup.sh", $block{setup}{code}) ]);
-	ok($ok, 'the setup block makes the role, its schema and the tag') or diag($out . $err);
+	make_path("$dir/bin");
+	write_file("$dir/bin/runuser", "#!/bin/sh\nwhile [ \"\$1\" != -- ]; do shift; done\nshift\nexec \"\$@\"\n");
+	chmod 0755, "$dir/bin/runuser";
+	my ($ok, $out, $err) = run_cmd([ 'bash', '-e', write_file("$dir/setup.sh", $block{setup}{code}) ],
+		env => { PATH => "$dir/bin:$ENV{PATH}" });
+	ok($ok, 'the setup block makes the role, its schema and the tags') or diag($out . $err);
+	# again: it changes nothing, and fails at nothing
+	($ok, $out, $err) = run_cmd([ 'bash', '-e', "$dir/setup.sh" ], env => { PATH => "$dir/bin:$ENV{PATH}" });
+	ok($ok, 'the setup block runs again without error') or diag($out . $err);
 }
-my %as_app = (env => { PGUSER => $app });
-my $app_jdbc = 'jdbc:postgresql://127.0.0.1:' . $node->port . "/postgres?user=$app";
+# The page's connection (its env block), to this server's port
+my ($password) = $block{setup}{code} =~ /^password='([^']+)'/m or die 'no password in the setup block';
+$block{env}{code} =~ /^export PGHOST=127\.0\.0\.1 PGPORT=5432 PGDATABASE=app PGUSER=$app PGPASSWORD="\$password"$/m
+  or die 'the env block is not the one this test knows';
+my $app_jdbc = 'jdbc:postgresql://127.0.0.1:' . $node->port . "/app?user=$app&password=$password";
+my %as_app = (env => { PGUSER => $app, PGPASSWORD => $password, JDBC_URL => $app_jdbc });
 
 # What an example printed, checked against the tables it made in the
 # application's schema: lines "TABLE ID CUSTOMER" (a single row of alice,
@@ -105,21 +120,21 @@ sub check_example
 		while (my ($id, $name) = splice(@rows, 0, 2)) { push @ids, $id; push @names, $name; }
 		is(join(',', @names), 'alice,bob,carol,dave', "$what: $table, one row then a batch of three")
 		  or diag($out);
-		is($node->safe_psql('postgres',
+		is($node->safe_psql('app',
 				"SELECT string_agg(id || ' ' || customer, ',' ORDER BY id) FROM $app.$table"),
 			join(',', map { "$ids[$_] $names[$_]" } sort { $ids[$a] <=> $ids[$b] } 0 .. $#ids),
 			"$what: $table holds exactly the IDs printed, each with its row");
 		ok(@ids == 4 && $ids[1] < $ids[2] && $ids[2] < $ids[3],
 			"$what: $table, the batch's IDs come back in the order of its rows");
-		is($node->safe_psql('postgres',
+		is($node->safe_psql('app',
 				"SELECT pg_get_userbyid(relowner) FROM pg_class WHERE oid = '$app.$table'::regclass"),
 			$app, "$what: $table is owned by the application's role");
 	}
-	is($node->safe_psql('postgres',
+	is($node->safe_psql('app',
 			"SELECT count(*) FROM $app.$orders t, idgen.id_decode(t.id) d WHERE d.node_id <> 5"),
 		'0', "$what: every order ID is a snowflake ID of this server");
 	my ($id, $time) = $out =~ /^time (\d+) (\S+)$/m;
-	is($node->safe_psql('postgres',
+	is($node->safe_psql('app',
 			defined $id ? "SELECT idgen.id_timestamp($id) = '$time'::timestamptz" : 'SELECT false'),
 		't', "$what: the time printed ($time) is the ID's");
 	return;
@@ -130,7 +145,7 @@ sub check_example
 sub id_defaults
 {
 	my @tables = map { "'$app.$_'::regclass" } @_;
-	return $node->safe_psql('postgres', qq{
+	return $node->safe_psql('app', qq{
 			SELECT string_agg(pg_get_expr(d.adbin, d.adrelid), ', ' ORDER BY d.adrelid::regclass::text)
 			FROM pg_attrdef d
 			JOIN pg_attribute a ON a.attrelid = d.adrelid AND a.attnum = d.adnum
@@ -194,17 +209,7 @@ SKIP:
 }
 
 # The settings of the Django projects below (the page's examples are the app)
-my $django_settings = q{
-import os
-SECRET_KEY = "test"
-USE_TZ = True
-INSTALLED_APPS = ["shop"]
-DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
-DATABASES = {"default": {
-    "ENGINE": "django.db.backends.postgresql",
-    "NAME": os.environ["PGDATABASE"], "HOST": os.environ["PGHOST"],
-    "PORT": os.environ["PGPORT"], "USER": os.environ["PGUSER"]}}
-};
+my $django_settings = $block{'django-settings'}{code};
 my $django_version = '';
 
 SKIP:
@@ -227,29 +232,31 @@ SKIP:
 	write_file("$proj/shop/migrations/__init__.py", '');
 	write_file("$proj/shop/models.py", $block{'django-model'}{code});
 	# As the application's role: it owns the tables and adopts the column
-	my %env = (env => { DJANGO_SETTINGS_MODULE => 'settings',
-			PYTHONPATH => join(':', $proj, $ENV{PYTHONPATH} // ()), PGUSER => $app });
-	my ($ok, $out, $err) = run_cmd([ $py, '-m', 'django', 'makemigrations', 'shop' ], %env);
+	my %env = (env => { %{ $as_app{env} }, DJANGO_SETTINGS_MODULE => 'settings',
+			PYTHONPATH => join(':', $proj, $ENV{PYTHONPATH} // ()) });
+	# the page's commands, in the project's folder
+	my ($ok, $out, $err) = run_cmd([ 'bash', '-e', write_file("$proj/makemigrations.sh", $block{'django-makemigrations'}{code}) ],
+		%env, dir => $proj);
 	ok($ok && -e "$proj/shop/migrations/0001_initial.py", "Django $v: makemigrations wrote 0001_initial")
 	  or diag($out . $err);
 	write_file("$proj/shop/migrations/0002_idgen_keys.py", $block{'django-migration'}{code});
-	($ok, $out, $err) = run_cmd([ $py, '-m', 'django', 'migrate', 'shop' ], %env);
+	($ok, $out, $err) = run_cmd([ 'bash', '-e', write_file("$proj/migrate.sh", $block{'django-migrate'}{code}) ],
+		%env, dir => $proj);
 	ok($ok, 'Django: migrate applies 0001 and 0002 (adopt_column)') or diag($out . $err);
 	is(id_defaults('dj_orders', 'dj_invoices'),
-		"idgen.segment_nextval('invoice'::text), idgen.snowflake_nextval()",
+		"idgen.segment_nextval('webapp_invoice'::text), idgen.snowflake_nextval()",
 		'Django: the key columns default to segment_nextval and snowflake_nextval');
-	is($node->safe_psql('postgres', q{
+	is($node->safe_psql('app', q{
 			SELECT c.relowner::regrole || ' ' || r.rolsuper FROM pg_class c
 			JOIN pg_roles r ON r.oid = c.relowner WHERE c.oid = 'webapp.dj_orders'::regclass}),
 		'webapp false', 'Django: the migration ran as webapp, the owner, no superuser');
-	is($node->safe_psql('postgres', q{
+	is($node->safe_psql('app', q{
 			SELECT count(*) FROM pg_depend
 			WHERE refobjid IN ('webapp.dj_orders'::regclass, 'webapp.dj_invoices'::regclass)
 			AND classid = 'pg_class'::regclass
 			AND objid IN (SELECT oid FROM pg_class WHERE relkind = 'S')}),
 		'0', 'Django: no sequence of the tables is left');
-	my $script = write_file("$proj/use_orders.py",
-		"import django\ndjango.setup()\n" . $block{django}{code});
+	my $script = write_file("$proj/orders.py", $block{django}{code});
 	($ok, $out, $err) = run_cmd([ $py, $script ], %env);
 	ok($ok, 'Django example runs') or diag($err);
 	check_example('Django', $out, 'dj_orders', 'dj_invoices');
@@ -274,24 +281,22 @@ SKIP:
 	write_file("$proj/shop/__init__.py", '');
 	write_file("$proj/shop/migrations/__init__.py", '');
 	write_file("$proj/shop/models.py", $block{'django-db-default'}{code});
-	my %env = (env => { DJANGO_SETTINGS_MODULE => 'settings',
-			PYTHONPATH => join(':', $proj, $ENV{PYTHONPATH} // ()), PGUSER => $app });
+	my %env = (env => { %{ $as_app{env} }, DJANGO_SETTINGS_MODULE => 'settings',
+			PYTHONPATH => join(':', $proj, $ENV{PYTHONPATH} // ()) });
 	my ($ok, $out, $err) = run_cmd([ $py, '-m', 'django', 'makemigrations', 'shop5' ], %env);
 	ok($ok && -e "$proj/shop/migrations/0001_initial.py", "Django $v db_default: makemigrations wrote 0001_initial")
 	  or diag($out . $err);
 	($ok, $out, $err) = run_cmd([ $py, '-m', 'django', 'migrate', 'shop5' ], %env);
 	ok($ok, 'Django db_default: migrate applies 0001') or diag($out . $err);
 	is(id_defaults('dj5_orders', 'dj5_invoices'),
-		"idgen.segment_nextval('invoice'::text), idgen.snowflake_nextval()",
+		"idgen.segment_nextval('webapp_invoice'::text), idgen.snowflake_nextval()",
 		'Django db_default: the key columns default to segment_nextval and snowflake_nextval');
-	my $script = write_file("$proj/use_orders.py",
-		"import django\ndjango.setup()\n" . $block{'django-db-default-use'}{code});
+	my $script = write_file("$proj/use_orders.py", $block{'django-db-default-use'}{code});
 	($ok, $out, $err) = run_cmd([ $py, $script ], %env);
 	ok($ok, 'Django db_default example runs') or diag($err);
 	check_example('Django db_default', $out, 'dj5_orders', 'dj5_invoices');
 	# What the page says of bulk_create: the key is not read back
-	$script = write_file("$proj/bulk.py",
-		"import django\ndjango.setup()\n" . $block{'django-db-default-bulk'}{code});
+	$script = write_file("$proj/bulk.py", $block{'django-db-default-bulk'}{code});
 	($ok, $out, $err) = run_cmd([ $py, $script ], %env);
 	like($out, qr/^bulk_create key: DatabaseDefault$/m,
 		'Django db_default: bulk_create leaves the key unset, as the page says') or diag($out . $err);
@@ -304,11 +309,11 @@ SKIP:
 	skip why('pgJDBC: no javac (default-jdk-headless)'), 11 unless works([ 'javac', '-version' ]);
 	my $jdir = "$dir/jdbc";
 	make_path($jdir);
-	my $src = write_file("$jdir/Orders.java", $block{jdbc}{code});
-	my ($ok, $out, $err) = run_cmd([ 'javac', '-d', $jdir, $src ]);
-	ok($ok, 'pgJDBC example compiles') or diag($err);
-	($ok, $out, $err) = run_cmd([ 'java', '-cp', "$jdir:$jar", 'Orders' ], env => { JDBC_URL => $app_jdbc });
-	ok($ok, 'pgJDBC example runs (getGeneratedKeys)') or diag($err);
+	write_file("$jdir/Orders.java", $block{jdbc}{code});
+	# the page's javac and java lines, in the folder of Orders.java
+	my ($ok, $out, $err) = run_cmd([ 'bash', '-e', write_file("$jdir/run.sh", $block{'jdbc-run'}{code}) ],
+		%as_app, dir => $jdir);
+	ok($ok, 'pgJDBC example compiles and runs (getGeneratedKeys)') or diag($err);
 	check_example('pgJDBC', $out, 'j_orders', 'j_invoices');
 }
 
@@ -331,7 +336,7 @@ SKIP:
 		join('', grep { /^(J|CP)=/ } split /^/m, $block{'hibernate-run'}{code})
 		  . $block{'hibernate-no-keys'}{code});
 	# the statements of its sessions in the server's log
-	$node->safe_psql('postgres', "ALTER ROLE $app SET log_statement = 'all'");
+	$node->safe_psql('app', "ALTER ROLE $app SET log_statement = 'all'");
 	local $ENV{JDBC_URL} = $app_jdbc;
 	my $log_from = -s $node->logfile;
 	my ($ok, $out, $err) = run_cmd([ 'bash', '-c', "cd '$hdir' && bash run.sh" ]);
@@ -345,7 +350,7 @@ SKIP:
 		is(scalar(() = $out =~ /^Hibernate: insert into $table \(customer\) values \(\?\)$/mg),
 			4, "Hibernate: each INSERT into $table leaves the key to the column default") or diag($out);
 	}
-	$node->safe_psql('postgres', "ALTER ROLE $app RESET log_statement");
+	$node->safe_psql('app', "ALTER ROLE $app RESET log_statement");
 	check_example('Hibernate', $out, 'h_orders', 'h_invoices');
 
 	($ok, $out, $err) = run_cmd([ 'bash', '-c', "cd '$hdir' && bash no_keys.sh" ]);
@@ -357,7 +362,7 @@ SKIP:
 		qr/javax\.persistence\.PersistenceException: org\.hibernate\.exception\.SQLGrammarException: could not retrieve generated id after insert: \[Order\].*ERROR: relation "h_orders_id_seq" does not exist/s,
 		'Hibernate without generated keys: could not retrieve generated id, relation "h_orders_id_seq" does not exist'
 	) or diag($err);
-	is($node->safe_psql('postgres', "SELECT count(*) FROM $app.h_orders"), '4',
+	is($node->safe_psql('app', "SELECT count(*) FROM $app.h_orders"), '4',
 		'Hibernate without generated keys: the failed insert kept no row');
 
 	# AUTO and SEQUENCE: the entity changed, nothing else
@@ -379,7 +384,7 @@ SKIP:
 			"Hibernate with GenerationType.$strategy: relation \"hibernate_sequence\" does not exist")
 		  or diag($err);
 	}
-	is($node->safe_psql('postgres', "SELECT count(*) FROM $app.h_orders"), '4',
+	is($node->safe_psql('app', "SELECT count(*) FROM $app.h_orders"), '4',
 		'Hibernate with AUTO or SEQUENCE: no row inserted');
 }
 
@@ -412,7 +417,7 @@ SKIP:
 	  run_cmd([ $nodejs, write_file("$dir/node_pitfall.js", $block{'node-pitfall'}{code}) ], %as_app);
 	ok($ok, 'node-postgres pitfall example runs') or diag($err);
 	my ($exact) = $out =~ /^exact (\d+)$/m;
-	is($node->safe_psql('postgres', "SELECT customer FROM $app.js_orders WHERE id = $exact"),
+	is($node->safe_psql('app', "SELECT customer FROM $app.js_orders WHERE id = $exact"),
 		'carol', "the pitfall's row exists with its exact ID $exact");
 	like($out, qr/^parseInt \S+ false$/m, 'setTypeParser(20, parseInt) rounds the ID');
 	like($out, qr/^json \S+ false$/m, 'an ID in JSON as a number is rounded too');
@@ -450,7 +455,7 @@ for my $orm (
 		make_path("$jdir/migrations");
 		write_file("$jdir/migrations/20261127000000_orders.js", $block{'knex-migration'}{code})
 		  if $name eq 'knex';
-		my %js_env = (PGUSER => $app, NODE_PATH => "$npm/node_modules");
+		my %js_env = (%{ $as_app{env} }, NODE_PATH => "$npm/node_modules");
 		my ($migration, $journal) = ('', '');
 		if ($name eq 'drizzle')
 		{
@@ -488,7 +493,7 @@ migrate(drizzle(pool), { migrationsFolder: './drizzle', migrationsSchema: 'webap
 JS
 			($ok, $out, $err) = run_cmd([ 'bash', '-c', "cd '$jdir' && exec '$nodejs' plain_migrate.js" ],
 				env => \%js_env);
-			like($out, qr/^error 42501 permission denied for database postgres$/m,
+			like($out, qr/^error 42501 permission denied for database app$/m,
 				"drizzle-orm $version: migrate() as it is fails for a role without CREATE on the database")
 			  or diag($out . $err);
 		}
@@ -503,7 +508,7 @@ JS
 			# Drizzle's migrations table, the role's own, records the
 			# migration once: its file's SHA-256 and its journal's "when"
 			my ($when) = $journal =~ /"when"\s*:\s*(\d+)/;
-			is($node->safe_psql('postgres',
+			is($node->safe_psql('app',
 					"SELECT count(*) || ' ' || min(hash) || ' ' || min(created_at) || ' '"
 					  . " || pg_get_userbyid(min(c.relowner)) FROM $app.__drizzle_migrations,"
 					  . " pg_class c WHERE c.oid = '$app.__drizzle_migrations'::regclass"),

@@ -1,9 +1,13 @@
 # The Go, Ruby, PHP and Rust examples of docs/clients.md run as shown: each
 # block marked <!-- client-more: NAME --> is written to a file and built or
-# run with its language's Debian package, by an ordinary role "app" that
-# owns its tables, the segment tags made by a tag administrator with the
-# grants of README.md.  Asserts, per client: its two tables (snowflake and
-# segment key) belong to app and have no sequence; it printed alice's ID
+# run with its language's Debian package, by the page's role "webapp" that
+# owns its tables, in the database "app", the role and the segment tags made
+# by the page's setup block (<!-- client: setup -->, run as a superuser;
+# its "runuser -u postgres --" is a no-op here, the test runs as the server
+# user).  All of them on IDGEN_NEIGHBOURS_MAJOR; on
+# IDGEN_CLIENTS_SECOND_MAJOR only Ruby's (Active Record 7.2 in trixie
+# against bookworm's 6.1: test/pg_major.sh).  Asserts, per client: its two tables (snowflake and
+# segment key) belong to webapp and have no sequence; it printed alice's ID
 # and then bob's, carol's and dave's in that order, rising, and exactly the
 # IDs of its tables (the segment tags start at 2^53 + 1, which a double
 # cannot hold); the snowflake IDs carry this server's node id; the time it
@@ -20,7 +24,7 @@ use PostgreSQL::Test::Utils;
 use Test::More;
 use IdgenTest;
 
-neighbours_version();
+my $lane = clients_lane();
 
 # The examples, by name: { lang, code }
 my %block;
@@ -28,41 +32,25 @@ my %block;
 	my @lines = split /\n/, slurp_file(repo_file('docs/clients.md'));
 	for (my $i = 0; $i < @lines; $i++)
 	{
-		next unless $lines[$i] =~ /^<!--\s*client-more:\s*(\S+)\s*-->\s*$/;
+		next unless $lines[$i] =~ /^<!--\s*client(?:-more)?:\s*(\S+)\s*-->\s*$/;
 		my $name = $1;
-		$lines[ $i + 1 ] =~ /^```(\w+)$/ or die "docs/clients.md: no code block after client-more $name";
+		$lines[ $i + 1 ] =~ /^```(\w+)$/ or die "docs/clients.md: no code block after client $name";
 		my $lang = $1;
 		my @code;
 		for ($i += 2; $lines[$i] ne '```'; $i++) { push @code, $lines[$i]; }
 		$block{$name} = { lang => $lang, code => join("\n", @code) . "\n" };
 	}
 }
-is(join(',', sort keys %block),
-	'activerecord,go-build,go-pgx,go-pq,php,php-lastinsertid,ruby-pg,rust,rust-build,rust-cargo,rust-config',
-	'docs/clients.md has its Go, Ruby, PHP and Rust examples');
+my @mine = qw(setup activerecord activerecord-migration go-build go-pgx go-pq php php-lastinsertid
+  ruby-pg rust rust-build rust-cargo rust-config);
+is(join(',', grep { !$block{$_} } @mine), '', 'docs/clients.md has its Go, Ruby, PHP and Rust examples');
 
-my $node = idgen_node('clients_more', node_id => 5);
+my $node = idgen_node('clients_more', node_id => 5, conf => "idgen.database = 'app'\n");
 $node->start;
-$node->safe_psql('postgres', 'CREATE EXTENSION idgen;');
-wait_ready($node);
-
-# The owner role and its schema; the tag administrator of README.md, who
-# makes one tag per client, starting at 2^53 + 1
+$node->safe_psql('postgres', 'CREATE DATABASE app');
+$node->safe_psql('app', 'CREATE EXTENSION idgen;');
+$node->poll_query_until('app', 'SELECT idgen.snowflake_nextval() > 0') or die 'no snowflake ID';
 my $first = '9007199254740993';
-$node->safe_psql(
-	'postgres', q{
-CREATE ROLE app LOGIN;
-CREATE SCHEMA app AUTHORIZATION app;
-CREATE ROLE tag_admin LOGIN;
-GRANT EXECUTE ON FUNCTION idgen.segment_create(text, bigint, int, text, int),
-    idgen.segment_alter(text, int, text, bigint, int),
-    idgen.segment_drop(text) TO tag_admin;
-});
-for my $tag (qw(go_pq_invoice pgx_invoice ruby_pg_invoice ar_invoice php_invoice rust_invoice))
-{
-	$node->safe_psql('postgres', "SELECT idgen.segment_create('$tag', start => $first);",
-		extra_params => [ '-U', 'tag_admin' ]);
-}
 
 my $dir = $PostgreSQL::Test::Utils::tmp_check . '/clients_more';
 make_path($dir);
@@ -71,10 +59,26 @@ my $cache = ($ENV{IDGEN_CLIENT_CACHE} // ($ENV{TMPDIR} // '/tmp') . "/idgen-098-
 make_path($cache);
 local $ENV{PGHOST} = $node->host;
 local $ENV{PGPORT} = $node->port;
-local $ENV{PGDATABASE} = 'postgres';
-local $ENV{PGUSER} = 'app';
+local $ENV{PGDATABASE} = 'app';
 
-sub psql { return $node->safe_psql('postgres', $_[0]); }
+# The page's setup, as a superuser (this user): "runuser -u postgres --"
+# runs the command as it is
+{
+	make_path("$dir/bin");
+	write_file("$dir/bin/runuser", "#!/bin/sh\nwhile [ \"\$1\" != -- ]; do shift; done\nshift\nexec \"\$@\"\n");
+	chmod 0755, "$dir/bin/runuser";
+	my ($ok, $out, $err) = run_cmd([ 'bash', '-e', write_file("$dir/setup.sh", $block{setup}{code}) ],
+		env => { PATH => "$dir/bin:$ENV{PATH}" });
+	ok($ok, "the page's setup makes the role, its schema and every tag") or diag($out . $err);
+	is($node->safe_psql('app', q{SELECT string_agg(biz_tag || ' ' || max_id, ',' ORDER BY biz_tag)
+		FROM idgen.segment_alloc WHERE biz_tag <> 'webapp_invoice'}),
+		join(',', map { "$_ " . ($first - 1) } qw(ar_invoice go_pq_invoice pgx_invoice php_invoice ruby_pg_invoice rust_invoice)),
+		"the page's setup makes every tag of this test, from 2^53 + 1");
+}
+local $ENV{PGUSER} = 'webapp';
+local $ENV{PGPASSWORD} = 'change-me';
+
+sub psql { return $node->safe_psql('app', $_[0]); }
 
 # What a client printed for its tables and the time, checked against the server
 sub check_client
@@ -83,26 +87,26 @@ sub check_client
 	for my $table ("${prefix}_orders", "${prefix}_invoices")
 	{
 		is( psql(
-				"SELECT count(*) FROM pg_class WHERE oid = 'app.$table'::regclass"
-				  . " AND relowner = 'app'::regrole"
-				  . " AND pg_get_serial_sequence('app.$table', 'id') IS NULL"),
+				"SELECT count(*) FROM pg_class WHERE oid = 'webapp.$table'::regclass"
+				  . " AND relowner = 'webapp'::regrole"
+				  . " AND pg_get_serial_sequence('webapp.$table', 'id') IS NULL"),
 			'1',
-			"$what: app owns $table, whose key has no sequence");
+			"$what: webapp owns $table, whose key has no sequence");
 		my @rows = $out =~ /^\Q$table\E (\d+) (\w+)$/mg;
 		my (@ids, @names);
 		while (my ($id, $name) = splice(@rows, 0, 2)) { push @ids, $id; push @names, $name; }
 		is(join(',', @names), 'alice,bob,carol,dave', "$what: $table: one insert, then a batch of three, in order");
 		ok(!grep({ $ids[$_] <= $ids[ $_ - 1 ] } 1 .. $#ids), "$what: $table: each ID above the one before")
 		  or diag("@ids");
-		is(psql("SELECT string_agg(id::text || ' ' || customer, ',' ORDER BY id) FROM app.$table"),
+		is(psql("SELECT string_agg(id::text || ' ' || customer, ',' ORDER BY id) FROM webapp.$table"),
 			join(',', map { "$ids[$_] $names[$_]" } 0 .. $#ids),
 			"$what: the IDs it printed are exactly those of $table");
 	}
 	like($out, qr/^${prefix}_invoices $first alice$/m, "$what: the segment IDs start at 2^53 + 1, exact");
-	is(psql("SELECT count(*) FROM app.${prefix}_orders t, idgen.id_decode(t.id) d WHERE d.node_id <> 5"),
+	is(psql("SELECT count(*) FROM webapp.${prefix}_orders t, idgen.id_decode(t.id) d WHERE d.node_id <> 5"),
 		'0', "$what: every snowflake ID is of this server");
 	my ($id, $at) = $out =~ /^time (\d+) (.+)$/m;
-	is(psql("SELECT idgen.id_timestamp(id) = '$at'::timestamptz FROM app.${prefix}_orders WHERE id = $id"),
+	is(psql("SELECT idgen.id_timestamp(id) = '$at'::timestamptz FROM webapp.${prefix}_orders WHERE id = $id"),
 		't', "$what: the time it printed is the ID's ($at)");
 	return;
 }
@@ -113,6 +117,10 @@ sub client
 	my (%c) = @_;
 	SKIP:
 	{
+		if ($lane ne 'all' && $c{what} !~ /^(Ruby|Active Record)/)
+		{
+			skip "$c{what}: tested on PostgreSQL " . ($ENV{IDGEN_NEIGHBOURS_MAJOR} // 15) . ' only', 1;
+		}
 		if (!works($c{have}, dir => $dir))
 		{
 			diag("skipped: $c{why}");
@@ -120,7 +128,7 @@ sub client
 		}
 		my $sub = "$dir/$c{prefix}";
 		make_path($sub);
-		write_file("$sub/$_", $c{files}{$_}) for keys %{ $c{files} };
+		write_files($sub, %{ $c{files} });
 		for my $step (@{ $c{build} // [] })
 		{
 			my ($ok, $out, $err) = run_cmd($step, dir => $sub, env => $c{env});
@@ -169,10 +177,12 @@ if (client(
 		prefix => 'ar',
 		have => [ 'ruby', '-e', 'require "pg"; require "active_record"' ],
 		why => 'Active Record: ruby-activerecord or ruby-pg is not installed',
-		files => { 'example.rb' => $block{activerecord}{code} },
+		files => {
+			'example.rb' => $block{activerecord}{code},
+			'db/migrate/20261127000000_create_ar_tables.rb' => $block{'activerecord-migration'}{code} },
 		run => [ 'ruby', 'example.rb' ]))
 {
-	is(psql("SELECT string_agg(version, ',') FROM app.schema_migrations"),
+	is(psql("SELECT string_agg(version, ',') FROM webapp.schema_migrations"),
 		'20261127000000', 'Active Record: the migration is recorded');
 }
 
@@ -189,9 +199,9 @@ if (client(
 	ok($ok, 'PHP lastInsertId example runs') or diag($err);
 	like($out, qr/^lastInsertId error 55000$/m, 'lastInsertId() of an idgen key: SQLSTATE 55000');
 	my ($got) = $out =~ /^lastInsertId after identity (\d+)$/m;
-	is($got, psql('SELECT max(n) FROM app.php_audit'), 'after an identity insert, lastInsertId() is its number');
-	is(psql("SELECT count(*) FROM app.php_orders WHERE id = " . ($got // 0)), '0', '... which is no order ID');
-	is(psql("SELECT count(*) FROM app.php_orders WHERE customer IN ('erin', 'frank')"),
+	is($got, psql('SELECT max(n) FROM webapp.php_audit'), 'after an identity insert, lastInsertId() is its number');
+	is(psql("SELECT count(*) FROM webapp.php_orders WHERE id = " . ($got // 0)), '0', '... which is no order ID');
+	is(psql("SELECT count(*) FROM webapp.php_orders WHERE customer IN ('erin', 'frank')"),
 		'2', '... while both orders were inserted');
 }
 
