@@ -208,6 +208,29 @@ check_tag_owner(Oid caller, const char *tag, Oid owner_id, const char *owner)
 }
 
 /*
+ * Inside SPI, as the table's owner, the tag's row locked: record role
+ * owner_id as its owner, with the role's current name for pg_dump
+ */
+static void
+set_tag_owner(const char *tag, Oid owner_id)
+{
+	Oid			types[3] = {TEXTOID, NAMEOID, OIDOID};
+	Datum		args[3];
+	int			ret;
+
+	args[0] = CStringGetTextDatum(tag);
+	args[1] = DirectFunctionCall1(namein,
+								  CStringGetDatum(GetUserNameFromId(owner_id, false)));
+	args[2] = ObjectIdGetDatum(owner_id);
+	ret = SPI_execute_with_args("UPDATE idgen.segment_alloc SET owner = $2, owner_id = $3 "
+								"WHERE biz_tag = $1",
+								3, types, args, NULL, false, 0);
+	if (ret != SPI_OK_UPDATE || SPI_processed != 1)
+		elog(ERROR, "could not update idgen.segment_alloc: %s",
+			 SPI_result_code_string(ret));
+}
+
+/*
  * Inside SPI, as the table's owner: lock the row of tag and check that
  * caller may administer it.  False when the tag does not exist; otherwise
  * *max_id, and the step and description where asked for, are set.
@@ -222,7 +245,7 @@ lock_owned_tag(Oid caller, const char *tag,
 	bool		isnull;
 	char	   *owner;
 	SPITupleTable *tt;
-	char	   *refresh = NULL;
+	Oid			refresh = InvalidOid;
 
 	ret = SPI_execute_with_args(has_owner_column() ?
 								"SELECT max_id, step, description, owner::pg_catalog.text, owner_id "
@@ -251,7 +274,7 @@ lock_owned_tag(Oid caller, const char *tag,
 		if (OidIsValid(owner_id) &&
 			(name = GetUserNameFromId(owner_id, true)) != NULL &&
 			strcmp(name, owner) != 0)
-			refresh = name;
+			refresh = owner_id;
 	}
 	*max_id = DatumGetInt64(SPI_getbinval(tt->vals[0],
 										  tt->tupdesc, 1, &isnull));
@@ -271,18 +294,8 @@ lock_owned_tag(Oid caller, const char *tag,
 	 * from another database (the rename hook sees only its own), after
 	 * every value above is read
 	 */
-	if (refresh != NULL)
-	{
-		Oid			rtypes[2] = {TEXTOID, NAMEOID};
-		Datum		rargs[2];
-
-		rargs[0] = CStringGetTextDatum(tag);
-		rargs[1] = DirectFunctionCall1(namein, CStringGetDatum(refresh));
-		if (SPI_execute_with_args("UPDATE idgen.segment_alloc SET owner = $2 "
-								  "WHERE biz_tag = $1",
-								  2, rtypes, rargs, NULL, false, 0) != SPI_OK_UPDATE)
-			elog(ERROR, "could not update idgen.segment_alloc");
-	}
+	if (OidIsValid(refresh))
+		set_tag_owner(tag, refresh);
 	return true;
 }
 
@@ -618,9 +631,6 @@ segment_set_owner(PG_FUNCTION_ARGS)
 {
 	char	   *tag;
 	Oid			new_owner;
-	Oid			types[3] = {TEXTOID, NAMEOID, OIDOID};
-	Datum		args[3];
-	int			ret;
 	int64		cur_max;
 	TableOwnerSwitch sw;
 
@@ -643,21 +653,11 @@ segment_set_owner(PG_FUNCTION_ARGS)
 						GetUserNameFromId(new_owner, false), tag),
 				 errhint("Ask a superuser, or a member of role \"%s\", to hand the tag over.",
 						 GetUserNameFromId(new_owner, false))));
-	args[0] = CStringGetTextDatum(tag);
-	args[1] = DirectFunctionCall1(namein,
-								  CStringGetDatum(GetUserNameFromId(new_owner, false)));
-	args[2] = ObjectIdGetDatum(new_owner);
-
 	become_table_owner(&sw);
 	SPI_connect();
 	if (!lock_owned_tag(sw.save_userid, tag, &cur_max, NULL, NULL, NULL))
 		idgen_segment_unknown_tag_error(tag);
-	ret = SPI_execute_with_args("UPDATE idgen.segment_alloc SET owner = $2, owner_id = $3 "
-								"WHERE biz_tag = $1",
-								3, types, args, NULL, false, 0);
-	if (ret != SPI_OK_UPDATE || SPI_processed != 1)
-		elog(ERROR, "could not update idgen.segment_alloc: %s",
-			 SPI_result_code_string(ret));
+	set_tag_owner(tag, new_owner);
 	SPI_finish();
 	become_caller(&sw);
 	PG_RETURN_VOID();
