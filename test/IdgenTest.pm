@@ -34,7 +34,7 @@ our @EXPORT = qw(clients_lane idgen_node idgen_conf idgen_standby start_node ena
   wait_ready start_drawer stop_drawers finish_drawer start_pgbench
   finish_pgbench draw_ids try_sql first_disorder duplicates max_of min_of
   clock_error_re no_unexpected_errors start_load wait_for_clock drawn_count
-  wait_drawn repo_file require_jdk write_files write_file run_cmd works cc_build
+  wait_drawn repo_file require_jdk write_files write_file run_cmd run_page_setup works cc_build
   neighbours_version);
 
 # The top of the source tree (this file is in test/), found when loaded
@@ -124,6 +124,22 @@ sub write_file
 	print $fh $text;
 	close $fh;
 	return $path;
+}
+
+# Run the setup block of docs/clients.md (its code, written to
+# $dir/setup.sh; without it, the script written before runs again) as this
+# user, a superuser, with bash -e: its "runuser -u postgres --" runs the
+# command as it is (a stand-in runuser in $dir/bin).  Returns (ok, stdout,
+# stderr), as run_cmd.
+sub run_page_setup
+{
+	my ($dir, $code) = @_;
+
+	File::Path::make_path("$dir/bin");
+	write_file("$dir/bin/runuser", "#!/bin/sh\nwhile [ \"\$1\" != -- ]; do shift; done\nshift\nexec \"\$@\"\n");
+	chmod 0755, "$dir/bin/runuser";
+	write_file("$dir/setup.sh", $code) if defined $code;
+	return run_cmd([ 'bash', '-e', "$dir/setup.sh" ], env => { PATH => "$dir/bin:$ENV{PATH}" });
 }
 
 # Run a command (an array reference), its stdin empty; returns (ok, stdout,

@@ -86,14 +86,10 @@ sub why
 # the examples connect as that role (the role owns its tables, in its schema)
 my $app = 'webapp';
 {
-	make_path("$dir/bin");
-	write_file("$dir/bin/runuser", "#!/bin/sh\nwhile [ \"\$1\" != -- ]; do shift; done\nshift\nexec \"\$@\"\n");
-	chmod 0755, "$dir/bin/runuser";
-	my ($ok, $out, $err) = run_cmd([ 'bash', '-e', write_file("$dir/setup.sh", $block{setup}{code}) ],
-		env => { PATH => "$dir/bin:$ENV{PATH}" });
+	my ($ok, $out, $err) = run_page_setup($dir, $block{setup}{code});
 	ok($ok, 'the setup block makes the role, its schema and the tags') or diag($out . $err);
 	# again: it changes nothing, and fails at nothing
-	($ok, $out, $err) = run_cmd([ 'bash', '-e', "$dir/setup.sh" ], env => { PATH => "$dir/bin:$ENV{PATH}" });
+	($ok, $out, $err) = run_page_setup($dir);
 	ok($ok, 'the setup block runs again without error') or diag($out . $err);
 }
 # The page's connection (its env block), to this server's port

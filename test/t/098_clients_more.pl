@@ -64,11 +64,7 @@ local $ENV{PGDATABASE} = 'app';
 # The page's setup, as a superuser (this user): "runuser -u postgres --"
 # runs the command as it is
 {
-	make_path("$dir/bin");
-	write_file("$dir/bin/runuser", "#!/bin/sh\nwhile [ \"\$1\" != -- ]; do shift; done\nshift\nexec \"\$@\"\n");
-	chmod 0755, "$dir/bin/runuser";
-	my ($ok, $out, $err) = run_cmd([ 'bash', '-e', write_file("$dir/setup.sh", $block{setup}{code}) ],
-		env => { PATH => "$dir/bin:$ENV{PATH}" });
+	my ($ok, $out, $err) = run_page_setup($dir, $block{setup}{code});
 	ok($ok, "the page's setup makes the role, its schema and every tag") or diag($out . $err);
 	is($node->safe_psql('app', q{SELECT string_agg(biz_tag || ' ' || max_id, ',' ORDER BY biz_tag)
 		FROM idgen.segment_alloc WHERE biz_tag <> 'webapp_invoice'}),
