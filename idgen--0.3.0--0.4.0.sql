@@ -331,6 +331,7 @@ CREATE FUNCTION idgen.adopt_sequences(tbl regclass, col name) RETURNS regclass[]
     LANGUAGE sql STABLE
     SET search_path = pg_catalog, pg_temp
 AS $$
+    WITH tree(rel) AS (SELECT unnest(idgen.adopt_tree(tbl)))
     SELECT coalesce(array_agg(DISTINCT s.seq), '{}') FROM (
         SELECT dep.refobjid::regclass AS seq
           FROM pg_attribute a
@@ -338,7 +339,7 @@ AS $$
           JOIN pg_depend dep ON dep.classid = 'pg_attrdef'::regclass
                AND dep.objid = d.oid AND dep.refclassid = 'pg_class'::regclass
           JOIN pg_class s ON s.oid = dep.refobjid AND s.relkind = 'S'
-         WHERE a.attrelid = ANY (idgen.adopt_tree(tbl)) AND a.attname = col
+         WHERE a.attrelid IN (SELECT rel FROM tree) AND a.attname = col
       UNION
         SELECT dep.objid::regclass
           FROM pg_attribute a
@@ -347,7 +348,7 @@ AS $$
                AND dep.refobjid = a.attrelid AND dep.refobjsubid = a.attnum
                AND dep.deptype = 'i'
           JOIN pg_class s ON s.oid = dep.objid AND s.relkind = 'S'
-         WHERE a.attrelid = ANY (idgen.adopt_tree(tbl)) AND a.attname = col) s
+         WHERE a.attrelid IN (SELECT rel FROM tree) AND a.attname = col) s
 $$;
 COMMENT ON FUNCTION idgen.adopt_sequences(regclass, name) IS
     'Step of idgen.adopt_column: the sequences feeding the column anywhere in the table''s tree';
