@@ -1311,3 +1311,110 @@ GRANT SELECT (biz_tag, max_id, step, cache) ON idgen.segment_alloc TO pg_monitor
 GRANT SELECT (namespace, node_id, heartbeat, expires_at) ON idgen.node_lease TO pg_monitor;
 
 -- END monitoring
+
+-- BEGIN tag privileges
+
+-- Issue 37, point 6: a tag has privileges, as a sequence has.  'draw'
+-- (segment_nextval, segment_currval) and 'read' (segment_currval, the
+-- tag's row of segment_status) are granted and revoked by the tag's owner
+-- with segment_grant and segment_revoke, to roles (kept by OID, with the
+-- name for pg_dump, as the owner is) or to PUBLIC (the two columns below).
+-- The default keeps what every earlier version did: PUBLIC may draw from
+-- every tag, and only pg_monitor reads the positions.  The owner, its
+-- members and superusers always hold both.
+ALTER TABLE idgen.segment_alloc ADD COLUMN public_draw boolean NOT NULL DEFAULT true;
+ALTER TABLE idgen.segment_alloc ADD COLUMN public_read boolean NOT NULL DEFAULT false;
+COMMENT ON COLUMN idgen.segment_alloc.public_draw IS
+    'Whether every role may draw from the tag (segment_nextval): true unless its owner revoked draw from public with idgen.segment_revoke()';
+COMMENT ON COLUMN idgen.segment_alloc.public_read IS
+    'Whether every role may read the tag''s position (its row of segment_status): false unless its owner granted read to public with idgen.segment_grant()';
+
+CREATE TABLE idgen.segment_privilege (
+    biz_tag text NOT NULL,
+    privilege text NOT NULL CHECK (privilege IN ('draw', 'read')),
+    grantee name NOT NULL,
+    grantee_id oid,
+    PRIMARY KEY (biz_tag, privilege, grantee)
+);
+COMMENT ON TABLE idgen.segment_privilege IS
+    'Privileges on segment tags granted to roles with idgen.segment_grant(): draw (segment_nextval, segment_currval) and read (segment_status, segment_currval)';
+COMMENT ON COLUMN idgen.segment_privilege.grantee_id IS
+    'The role granted the privilege (its members have it too); grantee is its name, kept for pg_dump: a restored row whose grantee_id is not the role of that name takes the role of that name, none if there is none';
+REVOKE ALL ON TABLE idgen.segment_privilege FROM PUBLIC;
+SELECT pg_catalog.pg_extension_config_dump('idgen.segment_privilege', '');
+
+-- The grantee is a role: a row restored from another cluster, or with a
+-- name gone stale, takes the role of its name, as the owner of a tag does
+CREATE FUNCTION idgen.segment_privilege_guard() RETURNS trigger
+    LANGUAGE plpgsql
+    SECURITY DEFINER
+    SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    IF TG_OP = 'DELETE' THEN
+        -- a tag deleted or truncated away takes its privileges with it
+        DELETE FROM idgen.segment_privilege p WHERE p.biz_tag = OLD.biz_tag;
+        RETURN NULL;
+    ELSIF TG_OP = 'TRUNCATE' THEN
+        DELETE FROM idgen.segment_privilege;
+        RETURN NULL;
+    END IF;
+    IF NOT EXISTS (SELECT 1 FROM pg_roles r
+                    WHERE r.oid = NEW.grantee_id AND r.rolname = NEW.grantee) THEN
+        NEW.grantee_id := (SELECT r.oid FROM pg_roles r WHERE r.rolname = NEW.grantee);
+    END IF;
+    RETURN NEW;
+END
+$$;
+COMMENT ON FUNCTION idgen.segment_privilege_guard() IS
+    'Triggers of idgen.segment_privilege (the grantee is the role of its name) and idgen.segment_alloc (a dropped tag takes its privileges with it)';
+REVOKE ALL ON FUNCTION idgen.segment_privilege_guard() FROM PUBLIC;
+CREATE TRIGGER segment_privilege_guard
+    BEFORE INSERT OR UPDATE OF grantee, grantee_id ON idgen.segment_privilege
+    FOR EACH ROW EXECUTE FUNCTION idgen.segment_privilege_guard();
+CREATE TRIGGER segment_privilege_forget
+    AFTER DELETE ON idgen.segment_alloc
+    FOR EACH ROW EXECUTE FUNCTION idgen.segment_privilege_guard();
+CREATE TRIGGER segment_privilege_forget_truncate
+    AFTER TRUNCATE ON idgen.segment_alloc
+    FOR EACH STATEMENT EXECUTE FUNCTION idgen.segment_privilege_guard();
+
+-- Backends remember what they checked (src/segment_sql.c); a change of a
+-- tag's privileges or owner makes them check again once it commits
+CREATE FUNCTION idgen.segment_privileges_changed() RETURNS trigger
+    AS 'MODULE_PATHNAME', 'segment_privileges_changed'
+    LANGUAGE C;
+COMMENT ON FUNCTION idgen.segment_privileges_changed() IS
+    'Trigger: once the transaction ends, every backend checks its privileges on segment tags again';
+REVOKE ALL ON FUNCTION idgen.segment_privileges_changed() FROM PUBLIC;
+CREATE TRIGGER segment_privileges_changed
+    AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON idgen.segment_privilege
+    FOR EACH STATEMENT EXECUTE FUNCTION idgen.segment_privileges_changed();
+CREATE TRIGGER segment_privileges_changed
+    AFTER UPDATE OF owner, owner_id, public_draw, public_read ON idgen.segment_alloc
+    FOR EACH STATEMENT EXECUTE FUNCTION idgen.segment_privileges_changed();
+
+CREATE FUNCTION idgen.segment_grant(tag text, privilege text, grantee text)
+    RETURNS void
+    AS 'MODULE_PATHNAME', 'segment_grant'
+    LANGUAGE C VOLATILE
+    SET search_path = pg_catalog, pg_temp;
+COMMENT ON FUNCTION idgen.segment_grant(text, text, text) IS
+    'Grant draw, read or all on a segment tag to a role or to public: by the tag''s owner or a superuser';
+CREATE FUNCTION idgen.segment_revoke(tag text, privilege text, grantee text)
+    RETURNS void
+    AS 'MODULE_PATHNAME', 'segment_revoke'
+    LANGUAGE C VOLATILE
+    SET search_path = pg_catalog, pg_temp;
+COMMENT ON FUNCTION idgen.segment_revoke(text, text, text) IS
+    'Revoke draw, read or all on a segment tag from a role or from public: by the tag''s owner or a superuser';
+-- As segment_alter: the functions check that the caller owns the tag
+REVOKE ALL ON FUNCTION idgen.segment_grant(text, text, text) FROM PUBLIC;
+REVOKE ALL ON FUNCTION idgen.segment_revoke(text, text, text) FROM PUBLIC;
+
+-- segment_status shows every tag to pg_monitor and superusers, and to any
+-- other role the tags it may read
+GRANT EXECUTE ON FUNCTION idgen.segment_status_fn() TO PUBLIC;
+GRANT SELECT ON idgen.segment_status TO PUBLIC;
+
+-- END tag privileges

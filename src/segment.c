@@ -45,6 +45,8 @@
 #include "utils/rel.h"
 #include "utils/relcache.h"
 #include "utils/snapmgr.h"
+#include "utils/inval.h"
+#include "utils/syscache.h"
 #include "utils/guc.h"
 #include "utils/memutils.h"
 
@@ -79,10 +81,19 @@ typedef struct LocalTag
 	uint64		end;			/* are this backend's to hand out (unsigned:
 								 * end is 2^63 when the run ends at the
 								 * largest bigint) */
+	Oid			acl_user;		/* role found to hold draw on generation gen */
+	uint64		acl_gen;		/* at privilege generation acl_gen */
 } LocalTag;
 
 static HTAB *local_tags = NULL;
 static LocalTag *last_tag = NULL;
+
+/*
+ * Changes of roles and memberships seen by this backend (syscache
+ * invalidations, as acl.c's own cache of memberships): a privilege found
+ * through a membership is checked again after one
+ */
+uint64		idgen_segment_acl_local = 0;
 
 /* Shared memory needed */
 Size
@@ -109,6 +120,7 @@ idgen_segment_shmem_init(void)
 		idgen_segment->lock = &(GetNamedLWLockTranche("idgen segment"))->lock;
 		ConditionVariableInit(&idgen_segment->cv);
 		pg_atomic_init_u64(&idgen_segment->next_generation, 1);
+		pg_atomic_init_u64(&idgen_segment->acl_generation, 0);
 		idgen_segment->ntags = 0;
 	}
 	info.keysize = sizeof(IdgenSegmentKey);
@@ -365,6 +377,60 @@ local_forget(LocalTag *lt)
 	(void) hash_search(local_tags, lt->tag, HASH_REMOVE, NULL);
 }
 
+/* Syscache callback: a role or a membership changed */
+static void
+role_changed(Datum arg, int cacheid, uint32 hashvalue)
+{
+	idgen_segment_acl_local++;
+}
+
+/* What a draw privilege found earlier is valid for */
+static inline uint64
+acl_generation(void)
+{
+	return pg_atomic_read_u64(&idgen_segment->acl_generation) +
+		idgen_segment_acl_local;
+}
+
+/*
+ * Error unless the current role may draw from lt's tag (attached).  The
+ * answer is kept for the role, the slot's generation (a tag dropped and
+ * created again is checked again) and the privilege generation, so a draw
+ * costs a comparison; a transaction that changed privileges itself checks
+ * every time, as its change is not yet committed.
+ */
+static void
+check_draw_slow(LocalTag *lt)
+{
+	Oid			user = GetUserId();
+	bool		found;
+	uint64		gen = acl_generation();
+	int			privs = idgen_segment_tag_privileges(lt->tag, user, &found);
+
+	if (!found && !uses_server())
+	{
+		char		tag[IDGEN_SEGMENT_TAG_MAX + 1];
+
+		strlcpy(tag, lt->tag, sizeof(tag));
+		local_forget(lt);
+		idgen_segment_unknown_tag_error(tag);
+	}
+	/* A tag of a central segment server: its server checks the worker */
+	if (found && !(privs & IDGEN_TAG_DRAW))
+		idgen_segment_acl_error(lt->tag, "draw");
+	lt->acl_user = idgen_segment_acl_changed_here ? InvalidOid : user;
+	lt->acl_gen = gen;
+}
+
+static inline void
+check_draw(LocalTag *lt)
+{
+	if (likely(lt->acl_user == GetUserId() &&
+			   lt->acl_gen == acl_generation()))
+		return;
+	check_draw_slow(lt);
+}
+
 /* Find or add a tag in this backend's map; all checks of first use */
 static LocalTag *
 local_lookup(const char *p, int len)
@@ -378,6 +444,9 @@ local_lookup(const char *p, int len)
 	if (local_tags == NULL)
 	{
 		HASHCTL		info;
+
+		CacheRegisterSyscacheCallback(AUTHOID, role_changed, (Datum) 0);
+		CacheRegisterSyscacheCallback(AUTHMEMROLEMEM, role_changed, (Datum) 0);
 
 		info.keysize = IDGEN_SEGMENT_TAG_MAX + 1;
 		info.entrysize = sizeof(LocalTag);
@@ -394,6 +463,7 @@ local_lookup(const char *p, int len)
 		lt->gen = 0;
 		lt->cache = 1;
 		lt->next = lt->end = 0;
+		lt->acl_user = InvalidOid;
 	}
 	last_tag = lt;
 	return lt;
@@ -550,6 +620,7 @@ attach(LocalTag *lt)
 	/* A new slot, or one loaded again: nothing cached holds */
 	lt->cache = 1;
 	lt->next = lt->end = 0;
+	lt->acl_user = InvalidOid;
 }
 
 /*
@@ -687,7 +758,10 @@ draw(LocalTag *lt)
 	{
 		if (lt->slot != NULL &&
 			pg_atomic_read_u64(&lt->slot->generation) == lt->gen)
+		{
+			check_draw(lt);
 			return (int64) lt->next++;
+		}
 		lt->next = lt->end = 0;
 	}
 
@@ -712,6 +786,7 @@ draw(LocalTag *lt)
 			attach(lt);
 			continue;
 		}
+		check_draw(lt);
 
 		p = pg_atomic_fetch_add_u64(&slot->pos, (uint64) lt->cache);
 		e = p >> IDGEN_SEG_OFF_BITS;

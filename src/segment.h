@@ -134,6 +134,8 @@ typedef struct IdgenSegmentShared
 	ConditionVariable cv;		/* broadcast when a slot changes state, gets
 								 * a segment or is removed */
 	pg_atomic_uint64 next_generation;	/* source of slot generations */
+	pg_atomic_uint64 acl_generation;	/* moves when the privileges or the
+										 * owner of a tag change (commit) */
 	int			ntags;			/* slots in the hash; LWLock */
 } IdgenSegmentShared;
 
@@ -192,6 +194,25 @@ extern List *idgen_segment_owner_utility(Node *stmt, bool before, List *dropped)
 
 /* Next ID of the tag of len bytes at p: idgen.segment_nextval (segment.c) */
 extern int64 idgen_segment_next(const char *p, int len);
+
+/*
+ * Privileges on a tag (segment_sql.c): the mask of IDGEN_TAG_DRAW and
+ * IDGEN_TAG_READ that role holds on tag, read with the latest snapshot;
+ * *found is false when the table has no row for it
+ */
+#define IDGEN_TAG_DRAW 0x1
+#define IDGEN_TAG_READ 0x2
+extern int	idgen_segment_tag_privileges(const char *tag, Oid role, bool *found);
+/*
+ * Moved by this backend when what it found about privileges may no longer
+ * hold: a role or membership changed, or a check was made in parallel mode
+ * with the statement's snapshot (segment.c, segment_sql.c)
+ */
+extern uint64 idgen_segment_acl_local;
+/* Whether this transaction changed privileges of tags (segment_sql.c) */
+extern bool idgen_segment_acl_changed_here;
+/* Error of a role that lacks privilege on tag (segment_sql.c) */
+pg_noreturn extern void idgen_segment_acl_error(const char *tag, const char *what);
 
 /*
  * Segments ready ahead of the current epoch e of slot (segment.c); exact

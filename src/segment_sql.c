@@ -33,7 +33,9 @@
 #include "access/htup_details.h"
 #include "access/xact.h"
 #include "catalog/pg_class.h"
+#include "catalog/pg_authid.h"
 #include "catalog/pg_type.h"
+#include "commands/trigger.h"
 #include "commands/dbcommands.h"
 #include "executor/spi.h"
 #include "fmgr.h"
@@ -43,6 +45,11 @@
 #include "utils/builtins.h"
 #include "utils/hsearch.h"
 #include "utils/lsyscache.h"
+#include "utils/snapmgr.h"
+#include "utils/timestamp.h"
+#include "storage/lmgr.h"
+#include "storage/latch.h"
+#include "pgstat.h"
 #include "utils/syscache.h"
 #include "utils/tuplestore.h"
 
@@ -487,6 +494,334 @@ caller_owner_name(void)
 	return has_owner_column() ? GetUserNameFromId(GetUserId(), false) : NULL;
 }
 
+/*
+ * Privileges of tags (issue 37, point 6): draw (segment_nextval,
+ * segment_currval) and read (segment_currval, the tag's row of
+ * segment_status), as a sequence has USAGE and SELECT.  PUBLIC's are two
+ * columns of idgen.segment_alloc (draw true, read false by default, as
+ * every earlier version behaved); a role's are rows of
+ * idgen.segment_privilege, kept by OID with the name for pg_dump, as the
+ * owner is.  The owner, its members and superusers hold both.
+ *
+ * A backend keeps what it found for draw (segment.c) until the privilege
+ * generation moves: a statement trigger on both tables marks the
+ * transaction, and its end moves the shared generation (after the commit
+ * is visible, so a check made afterwards sees it; an abort moves it too,
+ * for the changing backend's own checks).  A check reads with the latest
+ * snapshot, so an old snapshot of a REPEATABLE READ transaction never
+ * keeps a revoked privilege; in parallel mode, where that snapshot cannot
+ * be taken, what it found holds until the transaction ends.
+ */
+bool		idgen_segment_acl_changed_here = false;
+static bool acl_checked_in_parallel = false;
+
+static void
+acl_xact_callback(XactEvent event, void *arg)
+{
+	switch (event)
+	{
+		case XACT_EVENT_PRE_PREPARE:
+			if (idgen_segment_acl_changed_here)
+				ereport(ERROR,
+						(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+						 errmsg("cannot PREPARE a transaction that has changed the privileges or the owner of a segment tag")));
+			break;
+		case XACT_EVENT_COMMIT:
+		case XACT_EVENT_ABORT:
+		case XACT_EVENT_PARALLEL_COMMIT:
+		case XACT_EVENT_PARALLEL_ABORT:
+		case XACT_EVENT_PREPARE:
+			if (idgen_segment_acl_changed_here && idgen_segment != NULL)
+				pg_atomic_fetch_add_u64(&idgen_segment->acl_generation, 1);
+			if (acl_checked_in_parallel)
+				idgen_segment_acl_local++;
+			idgen_segment_acl_changed_here = false;
+			acl_checked_in_parallel = false;
+			break;
+		default:
+			break;
+	}
+}
+
+static void
+register_acl_callback(void)
+{
+	static bool registered = false;
+
+	if (!registered)
+	{
+		RegisterXactCallback(acl_xact_callback, NULL);
+		registered = true;
+	}
+}
+
+/* Whether idgen.segment_alloc has the privilege columns (0.4.0) */
+static bool
+has_privilege_columns(void)
+{
+	Oid			relid = idgen_table_relid("segment_alloc");
+
+	return OidIsValid(relid) &&
+		get_attnum(relid, "public_draw") != InvalidAttrNumber &&
+		OidIsValid(idgen_table_relid("segment_privilege"));
+}
+
+/*
+ * Lock the two tables for reading without queueing for the lock: a table
+ * locked by an administrator (LOCK TABLE, VACUUM FULL) makes a call wait
+ * up to idgen.segment_wait_timeout, as a call that needs the worker waits
+ * for it, and then fail, rather than wait behind it for good or make
+ * later lockers queue behind this call
+ */
+static void
+lock_privilege_tables(const char *tag)
+{
+	Oid			rels[2] = {idgen_table_relid("segment_alloc"),
+		idgen_table_relid("segment_privilege")};
+	TimestampTz start = GetCurrentTimestamp();
+
+	for (int i = 0; i < 2; i++)
+	{
+		while (!ConditionalLockRelationOid(rels[i], AccessShareLock))
+		{
+			if (TimestampDifferenceExceeds(start, GetCurrentTimestamp(),
+										   idgen_segment_wait_timeout_ms))
+				ereport(ERROR,
+						(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+						 errmsg("could not draw an ID for segment tag \"%s\": its privileges could not be read within %d ms",
+								tag, idgen_segment_wait_timeout_ms),
+						 errdetail("Table %s is locked by another transaction.",
+								   i == 0 ? "idgen.segment_alloc" : "idgen.segment_privilege"),
+						 errhint("Find the lock in pg_locks; this session reads the privileges once, and later calls need no lock.")));
+			(void) WaitLatch(MyLatch,
+							 WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+							 10L, PG_WAIT_EXTENSION);
+			ResetLatch(MyLatch);
+			CHECK_FOR_INTERRUPTS();
+		}
+	}
+}
+
+/* See segment.h */
+int
+idgen_segment_tag_privileges(const char *tag, Oid role, bool *found)
+{
+	/* Run as the table's owner: every operator and function qualified */
+	static const char *sql =
+		"SELECT a.public_draw, a.public_read, "
+		"pg_catalog.pg_has_role($2, a.owner_id, 'USAGE'), "
+		"EXISTS (SELECT FROM idgen.segment_privilege p "
+		"WHERE p.biz_tag OPERATOR(pg_catalog.=) a.biz_tag "
+		"AND p.privilege OPERATOR(pg_catalog.=) 'draw' "
+		"AND pg_catalog.pg_has_role($2, p.grantee_id, 'USAGE')), "
+		"EXISTS (SELECT FROM idgen.segment_privilege p "
+		"WHERE p.biz_tag OPERATOR(pg_catalog.=) a.biz_tag "
+		"AND p.privilege OPERATOR(pg_catalog.=) 'read' "
+		"AND pg_catalog.pg_has_role($2, p.grantee_id, 'USAGE')) "
+		"FROM idgen.segment_alloc a WHERE a.biz_tag OPERATOR(pg_catalog.=) $1";
+	Oid			types[2] = {TEXTOID, OIDOID};
+	Datum		args[2];
+	SPIPlanPtr	plan;
+	TableOwnerSwitch sw;
+	int			privs = 0;
+	int			ret;
+	bool		parallel = IsInParallelMode();
+
+	*found = true;
+	if (superuser_arg(role) || !has_privilege_columns())
+		return IDGEN_TAG_DRAW | IDGEN_TAG_READ;
+	lock_privilege_tables(tag);
+	register_acl_callback();
+	if (parallel)
+		acl_checked_in_parallel = true;
+	args[0] = CStringGetTextDatum(tag);
+	args[1] = ObjectIdGetDatum(role);
+	become_table_owner(&sw);
+	SPI_connect();
+	plan = SPI_prepare(sql, 2, types);
+	if (plan == NULL)
+		elog(ERROR, "could not prepare the privileges of a segment tag: %s",
+			 SPI_result_code_string(SPI_result));
+	ret = SPI_execute_snapshot(plan, args, NULL,
+							   parallel ? InvalidSnapshot : GetLatestSnapshot(),
+							   InvalidSnapshot, true, false, 1);
+	if (ret != SPI_OK_SELECT)
+		elog(ERROR, "could not read the privileges of a segment tag: %s",
+			 SPI_result_code_string(ret));
+	if (SPI_processed == 0)
+		*found = false;
+	else
+	{
+		HeapTuple	t = SPI_tuptable->vals[0];
+		TupleDesc	d = SPI_tuptable->tupdesc;
+		bool		isnull;
+
+		for (int i = 1; i <= 5; i++)
+		{
+			Datum		v = SPI_getbinval(t, d, i, &isnull);
+
+			if (isnull || !DatumGetBool(v))
+				continue;
+			if (i == 1 || i == 4)
+				privs |= IDGEN_TAG_DRAW;
+			else if (i == 2 || i == 5)
+				privs |= IDGEN_TAG_READ;
+			else
+				privs |= IDGEN_TAG_DRAW | IDGEN_TAG_READ;
+		}
+	}
+	SPI_finish();
+	become_caller(&sw);
+	return privs;
+}
+
+/* See segment.h */
+void
+idgen_segment_acl_error(const char *tag, const char *what)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+			 errmsg("permission denied for segment tag \"%s\"", tag),
+			 errdetail("Role \"%s\" needs privilege %s on the tag.",
+					   GetUserNameFromId(GetUserId(), false), what),
+			 errhint("The tag's owner can grant it with idgen.segment_grant('%s', 'draw', '%s').",
+					 tag, GetUserNameFromId(GetUserId(), false))));
+}
+
+PG_FUNCTION_INFO_V1(segment_privileges_changed);
+
+/*
+ * Trigger (statement) of idgen.segment_privilege and of the owner and
+ * privilege columns of idgen.segment_alloc: once this transaction ends,
+ * every backend checks its privileges again
+ */
+Datum
+segment_privileges_changed(PG_FUNCTION_ARGS)
+{
+	if (!CALLED_AS_TRIGGER(fcinfo))
+		elog(ERROR, "segment_privileges_changed: not called by the trigger manager");
+	register_acl_callback();
+	idgen_segment_acl_changed_here = true;
+	/* and this backend at once, for the rest of this transaction */
+	idgen_segment_acl_local++;
+	return PointerGetDatum(NULL);
+}
+
+/* The privilege argument: draw, read or all, as a mask */
+static int
+privilege_arg(FunctionCallInfo fcinfo)
+{
+	char	   *p;
+
+	if (PG_ARGISNULL(1))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("privilege cannot be null")));
+	p = text_to_cstring(PG_GETARG_TEXT_PP(1));
+	if (pg_strcasecmp(p, "draw") == 0)
+		return IDGEN_TAG_DRAW;
+	if (pg_strcasecmp(p, "read") == 0)
+		return IDGEN_TAG_READ;
+	if (pg_strcasecmp(p, "all") == 0)
+		return IDGEN_TAG_DRAW | IDGEN_TAG_READ;
+	ereport(ERROR,
+			(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+			 errmsg("unrecognized segment tag privilege: \"%s\"", p),
+			 errhint("A tag's privileges are draw, read and all.")));
+}
+
+/*
+ * SQL: idgen.segment_grant(tag, privilege, grantee) and
+ * idgen.segment_revoke(tag, privilege, grantee): by the tag's owner (its
+ * privileges) or a superuser; grantee a role's name or 'public'
+ */
+static Datum
+grant_or_revoke(FunctionCallInfo fcinfo, bool grant)
+{
+	char	   *tag = tag_arg(fcinfo);
+	int			privs = privilege_arg(fcinfo);
+	char	   *grantee;
+	Oid			grantee_id = InvalidOid;
+	Oid			caller = GetUserId();
+	int64		max_id;
+	TableOwnerSwitch sw;
+
+	if (PG_ARGISNULL(2))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("grantee cannot be null"),
+				 errhint("Name a role, or public.")));
+	grantee = text_to_cstring(PG_GETARG_TEXT_PP(2));
+	if (pg_strcasecmp(grantee, "public") != 0)
+		grantee_id = get_role_oid(grantee, false);
+	if (!has_privilege_columns())
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("segment tags have no privileges before extension idgen 0.4.0"),
+				 errhint("Run ALTER EXTENSION idgen UPDATE.")));
+	check_tag_admin(grant ? "grant privileges on" : "revoke privileges on");
+
+	become_table_owner(&sw);
+	SPI_connect();
+	if (!lock_owned_tag(caller, tag, &max_id, NULL, NULL, NULL))
+		idgen_segment_unknown_tag_error(tag);
+	for (int bit = IDGEN_TAG_DRAW; bit <= IDGEN_TAG_READ; bit <<= 1)
+	{
+		const char *name = bit == IDGEN_TAG_DRAW ? "draw" : "read";
+		Oid			types[4] = {TEXTOID, TEXTOID, NAMEOID, OIDOID};
+		Datum		args[4];
+		int			ret;
+
+		if (!(privs & bit))
+			continue;
+		args[0] = CStringGetTextDatum(tag);
+		args[1] = CStringGetTextDatum(name);
+		args[2] = DirectFunctionCall1(namein, CStringGetDatum(grantee));
+		args[3] = ObjectIdGetDatum(grantee_id);
+		if (!OidIsValid(grantee_id))
+		{
+			char		sql[128];
+
+			snprintf(sql, sizeof(sql),
+					 "UPDATE idgen.segment_alloc SET public_%s = %s WHERE biz_tag = $1",
+					 name, grant ? "true" : "false");
+			ret = SPI_execute_with_args(sql, 1, types, args, NULL, false, 0);
+		}
+		else if (grant)
+			ret = SPI_execute_with_args("INSERT INTO idgen.segment_privilege "
+										"(biz_tag, privilege, grantee, grantee_id) "
+										"VALUES ($1, $2, $3, $4) "
+										"ON CONFLICT (biz_tag, privilege, grantee) "
+										"DO UPDATE SET grantee_id = excluded.grantee_id",
+										4, types, args, NULL, false, 0);
+		else
+			ret = SPI_execute_with_args("DELETE FROM idgen.segment_privilege "
+										"WHERE biz_tag = $1 AND privilege = $2 "
+										"AND (grantee_id = $4 OR grantee = $3)",
+										4, types, args, NULL, false, 0);
+		if (ret < 0)
+			elog(ERROR, "could not change the privileges of segment tag \"%s\": %s",
+				 tag, SPI_result_code_string(ret));
+	}
+	SPI_finish();
+	become_caller(&sw);
+	PG_RETURN_VOID();
+}
+
+PG_FUNCTION_INFO_V1(segment_grant);
+Datum
+segment_grant(PG_FUNCTION_ARGS)
+{
+	return grant_or_revoke(fcinfo, true);
+}
+
+PG_FUNCTION_INFO_V1(segment_revoke);
+Datum
+segment_revoke(PG_FUNCTION_ARGS)
+{
+	return grant_or_revoke(fcinfo, false);
+}
+
 PG_FUNCTION_INFO_V1(segment_create);
 
 /*
@@ -850,6 +1185,15 @@ segment_currval(PG_FUNCTION_ARGS)
 				 errmsg("segment tag cannot be null")));
 	t = PG_GETARG_TEXT_PP(0);
 	idgen_segment_check_tag_length(VARDATA_ANY(t), VARSIZE_ANY_EXHDR(t));
+	/* As a sequence's currval: draw or read (a dropped tag: no check) */
+	{
+		bool		found;
+		char	   *tag = text_to_cstring(t);
+
+		if (!(idgen_segment_tag_privileges(tag, GetUserId(), &found) &
+			  (IDGEN_TAG_DRAW | IDGEN_TAG_READ)) && found)
+			idgen_segment_acl_error(tag, "draw or read");
+	}
 	if (!idgen_currval_segment(VARDATA_ANY(t), VARSIZE_ANY_EXHDR(t), &id, &lost))
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
@@ -863,6 +1207,56 @@ segment_currval(PG_FUNCTION_ARGS)
 	PG_RETURN_INT64(id);
 }
 
+/*
+ * The tags whose rows of segment_status the current role sees: NULL for
+ * all of them (a superuser, a member of pg_monitor, before 0.4.0's
+ * privileges, where only pg_monitor may call it), else those it owns or
+ * holds read on
+ */
+static HTAB *
+readable_tags(void)
+{
+	static const char *sql =
+		"SELECT a.biz_tag FROM idgen.segment_alloc a "
+		"WHERE a.public_read "
+		"OR pg_catalog.pg_has_role($1, a.owner_id, 'USAGE') "
+		"OR EXISTS (SELECT FROM idgen.segment_privilege p "
+		"WHERE p.biz_tag OPERATOR(pg_catalog.=) a.biz_tag "
+		"AND p.privilege OPERATOR(pg_catalog.=) 'read' "
+		"AND pg_catalog.pg_has_role($1, p.grantee_id, 'USAGE'))";
+	Oid			role = GetUserId();
+	Oid			types[1] = {OIDOID};
+	Datum		args[1] = {ObjectIdGetDatum(role)};
+	HASHCTL		info;
+	HTAB	   *h;
+	TableOwnerSwitch sw;
+
+	if (superuser_arg(role) || has_privs_of_role(role, ROLE_PG_MONITOR) ||
+		!has_privilege_columns())
+		return NULL;
+	info.keysize = IDGEN_SEGMENT_TAG_MAX + 1;
+	info.entrysize = IDGEN_SEGMENT_TAG_MAX + 1;
+	info.hcxt = CurrentMemoryContext;
+	h = hash_create("idgen readable tags", 64, &info,
+					HASH_ELEM | HASH_STRINGS | HASH_CONTEXT);
+	become_table_owner(&sw);
+	SPI_connect();
+	if (SPI_execute_with_args(sql, 1, types, args, NULL, true, 0) != SPI_OK_SELECT)
+		elog(ERROR, "could not read the privileges of segment tags");
+	for (uint64 i = 0; i < SPI_processed; i++)
+	{
+		char	   *tag = SPI_getvalue(SPI_tuptable->vals[i],
+									   SPI_tuptable->tupdesc, 1);
+		char		key[IDGEN_SEGMENT_TAG_MAX + 1];
+
+		strlcpy(key, tag, sizeof(key));
+		(void) hash_search(h, key, HASH_ENTER, NULL);
+	}
+	SPI_finish();
+	become_caller(&sw);
+	return h;
+}
+
 PG_FUNCTION_INFO_V1(segment_status_fn);
 
 /* SQL: idgen.segment_status_fn(), one row per tag in shared memory */
@@ -872,9 +1266,11 @@ segment_status_fn(PG_FUNCTION_ARGS)
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 	HASH_SEQ_STATUS scan;
 	IdgenSegmentSlot *slot;
+	HTAB	   *readable;
 
 	idgen_require_loaded();
 	InitMaterializedSRF(fcinfo, 0);
+	readable = readable_tags();
 
 	LWLockAcquire(idgen_segment->lock, LW_SHARED);
 	hash_seq_init(&scan, idgen_segment_hash);
@@ -895,6 +1291,9 @@ segment_status_fn(PG_FUNCTION_ARGS)
 
 		if (slot->key.dbid != MyDatabaseId ||
 			pg_atomic_read_u64(&slot->generation) == 0)
+			continue;
+		if (readable != NULL &&
+			hash_search(readable, slot->key.tag, HASH_FIND, NULL) == NULL)
 			continue;
 		values[0] = CStringGetTextDatum(slot->key.tag);
 		values[1] = CStringGetTextDatum(idgen_segment_state_name(pg_atomic_read_u32(&slot->state)));
@@ -1051,6 +1450,35 @@ idgen_segment_owner_utility(Node *stmt, bool before, List *dropped)
 				first = MemoryContextStrdup(TopTransactionContext, first);
 			SPI_finish();
 			become_caller(&sw);
+			if (n == 0 && has_privilege_columns())
+			{
+				/* Privileges on tags, as PostgreSQL's on a table */
+				become_table_owner(&sw);
+				SPI_connect();
+				if (SPI_execute_with_args("SELECT pg_catalog.count(*), pg_catalog.min(biz_tag) "
+										  "FROM idgen.segment_privilege "
+										  "WHERE grantee_id OPERATOR(pg_catalog.=) $1",
+										  1, types, args, NULL, true, 1) != SPI_OK_SELECT)
+					elog(ERROR, "could not read idgen.segment_privilege");
+				n = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0],
+												SPI_tuptable->tupdesc, 1, &isnull));
+				first = n > 0 ? SPI_getvalue(SPI_tuptable->vals[0],
+											 SPI_tuptable->tupdesc, 2) : NULL;
+				if (first)
+					first = MemoryContextStrdup(TopTransactionContext, first);
+				SPI_finish();
+				become_caller(&sw);
+				if (n > 0)
+					ereport(ERROR,
+							(errcode(ERRCODE_DEPENDENT_OBJECTS_STILL_EXIST),
+							 errmsg("role \"%s\" cannot be dropped because some objects depend on it",
+									d->name),
+							 errdetail("Role \"%s\" has privileges on segment tag \"%s\" in database \"%s\"%s.",
+									   d->name, first, get_database_name(MyDatabaseId),
+									   n > 1 ? " and on others" : ""),
+							 errhint("Revoke them with idgen.segment_revoke(), or run DROP OWNED BY %s, in this database.",
+									 quote_identifier(d->name))));
+			}
 			if (n > 0)
 				ereport(ERROR,
 						(errcode(ERRCODE_DEPENDENT_OBJECTS_STILL_EXIST),
@@ -1077,13 +1505,25 @@ idgen_segment_owner_utility(Node *stmt, bool before, List *dropped)
 	else if (!before && IsA(stmt, DropOwnedStmt))
 	{
 		foreach(lc, ((DropOwnedStmt *) stmt)->roles)
+		{
 			owner_sql("DELETE FROM idgen.segment_alloc WHERE owner_id OPERATOR(pg_catalog.=) $1 RETURNING biz_tag",
 					  get_rolespec_oid(lfirst(lc), false), NULL, true);
+			/* and its privileges on tags, as on tables */
+			if (has_privilege_columns())
+				owner_sql("DELETE FROM idgen.segment_privilege WHERE grantee_id OPERATOR(pg_catalog.=) $1",
+						  get_rolespec_oid(lfirst(lc), false), NULL, false);
+		}
 	}
 	else if (!before && IsA(stmt, RenameStmt) &&
 			 ((RenameStmt *) stmt)->renameType == OBJECT_ROLE)
+	{
 		owner_sql("UPDATE idgen.segment_alloc SET owner = $2 WHERE owner_id OPERATOR(pg_catalog.=) $1",
 				  get_role_oid(((RenameStmt *) stmt)->newname, false),
 				  ((RenameStmt *) stmt)->newname, false);
+		if (has_privilege_columns())
+			owner_sql("UPDATE idgen.segment_privilege SET grantee = $2 WHERE grantee_id OPERATOR(pg_catalog.=) $1",
+					  get_role_oid(((RenameStmt *) stmt)->newname, false),
+					  ((RenameStmt *) stmt)->newname, false);
+	}
 	return NIL;
 }
