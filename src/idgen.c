@@ -37,6 +37,7 @@ int			idgen_test_hold_lock = 0;
 int			idgen_segment_max_workers = 2;
 char	   *idgen_database = NULL;
 bool		idgen_allow_on_standby = false;
+int			idgen_node_timeline_bits = 0;
 
 /* The layout of idgen.layout, parsed once in the postmaster */
 IdgenLayout idgen_layout;
@@ -122,6 +123,27 @@ check_layout(char **newval, void **extra, GucSource source)
 	return true;
 }
 
+/* Parse idgen.node_timeline_bits: 0 when unset */
+static bool
+parse_timeline_bits(const char *s, int *out)
+{
+	char	   *end;
+	long		v;
+
+	if (s == NULL || *s == '\0')
+	{
+		*out = 0;
+		return true;
+	}
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (errno != 0 || end == s || *end != '\0' || v < 0 ||
+		v > IDGEN_TIMELINE_BITS_MAX)
+		return false;
+	*out = (int) v;
+	return true;
+}
+
 /*
  * Validate the start-up values of idgen.layout and idgen.node_id.  A bad
  * value in postgresql.conf only draws a WARNING from the GUC machinery when a
@@ -129,7 +151,8 @@ check_layout(char **newval, void **extra, GucSource source)
  * instead the server refuses to start, naming the setting.
  */
 static void
-validate_startup_settings(const char *raw_layout, const char *raw_node)
+validate_startup_settings(const char *raw_layout, const char *raw_node,
+						  const char *raw_tlbits)
 {
 	char		err[256];
 	IdgenLayoutError why;
@@ -151,12 +174,40 @@ validate_startup_settings(const char *raw_layout, const char *raw_node)
 						raw_node),
 				 errdetail("idgen.node_id must be 'auto', 'citus' or a whole number.")));
 
-	maxnode = idgen_field_max(idgen_layout.node.bits);
+	if (!parse_timeline_bits(raw_tlbits, &idgen_node_timeline_bits))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("invalid value for parameter \"idgen.node_timeline_bits\": \"%s\"",
+						raw_tlbits),
+				 errdetail("idgen.node_timeline_bits must be a whole number from 0 to %d.",
+						   IDGEN_TIMELINE_BITS_MAX)));
+	if (idgen_node_timeline_bits > idgen_layout.node.bits)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("idgen.node_timeline_bits %d is more than the %d node bits of layout \"%s\"",
+						idgen_node_timeline_bits, idgen_layout.node.bits,
+						idgen_layout.name),
+				 errdetail("The low idgen.node_timeline_bits bits of the node id come from the server's timeline, and the rest from idgen.node_id."),
+				 errhint("Set idgen.node_timeline_bits to %d or less, or use a layout with more node bits.",
+						 idgen_layout.node.bits)));
+	if (idgen_node_timeline_bits > 0 &&
+		(idgen_node_id == IDGEN_NODE_AUTO || idgen_node_id == IDGEN_NODE_CITUS))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("idgen.node_timeline_bits cannot be used with idgen.node_id = '%s'",
+						idgen_node_id == IDGEN_NODE_AUTO ? "auto" : "citus"),
+				 errdetail("Timeline bits are part of a fixed node id; a leased or Citus node id is already this server's alone."),
+				 errhint("Set idgen.node_timeline_bits to 0, or give the server a fixed idgen.node_id.")));
+
+	maxnode = idgen_field_max(idgen_layout.node.bits - idgen_node_timeline_bits);
 	if (idgen_node_id >= 0 && (uint64) idgen_node_id > maxnode)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("idgen.node_id %d is out of range for layout \"%s\"",
 						idgen_node_id, idgen_layout.name),
+				 idgen_node_timeline_bits > 0 ?
+				 errdetail("The layout has %d node bits, %d of them for the timeline (idgen.node_timeline_bits), so idgen.node_id must be between 0 and " UINT64_FORMAT ".",
+						   idgen_layout.node.bits, idgen_node_timeline_bits, maxnode) :
 				 errdetail("The layout has %d node bits, so idgen.node_id must be between 0 and " UINT64_FORMAT ".",
 						   idgen_layout.node.bits, maxnode)));
 }
@@ -168,6 +219,7 @@ idgen_define_gucs(void)
 	const char *raw;
 	char	   *raw_layout = NULL;
 	char	   *raw_node = NULL;
+	char	   *raw_tlbits = NULL;
 
 	raw = GetConfigOption("idgen.layout", true, false);
 	if (raw)
@@ -175,7 +227,10 @@ idgen_define_gucs(void)
 	raw = GetConfigOption("idgen.node_id", true, false);
 	if (raw)
 		raw_node = pstrdup(raw);
-	validate_startup_settings(raw_layout, raw_node);
+	raw = GetConfigOption("idgen.node_timeline_bits", true, false);
+	if (raw)
+		raw_tlbits = pstrdup(raw);
+	validate_startup_settings(raw_layout, raw_node, raw_tlbits);
 
 	DefineCustomStringVariable("idgen.node_id",
 							   "This server's node id, written into every snowflake ID; unique among the servers that share IDs.",
@@ -213,6 +268,10 @@ idgen_define_gucs(void)
 							"For tests only: snowflake_resume waits for this advisory lock key between raising the generator and lifting the refusal; 0 waits for nothing.",
 							NULL, &idgen_test_hold_lock, 0, INT_MIN, INT_MAX,
 							PGC_SUSET, GUC_NOT_IN_SAMPLE | GUC_NO_SHOW_ALL, NULL, NULL, NULL);
+	DefineCustomIntVariable("idgen.node_timeline_bits",
+							"How many low bits of the node id in snowflake IDs come from the server's timeline, so that a promoted standby or a restored copy issues under a node id of its own.",
+							NULL, &idgen_node_timeline_bits, 0, 0, IDGEN_TIMELINE_BITS_MAX,
+							PGC_POSTMASTER, 0, NULL, NULL, NULL);
 	DefineCustomBoolVariable("idgen.allow_on_standby",
 							 "Allow snowflake IDs on a server in recovery, where they are not protected by a durable reservation.",
 							 NULL, &idgen_allow_on_standby, false,

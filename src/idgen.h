@@ -194,6 +194,17 @@ extern int	idgen_test_hold_lock;	/* idgen.test_hold_lock: tests only */
 extern int	idgen_segment_max_workers;
 extern char *idgen_database;
 extern bool idgen_allow_on_standby;
+extern int	idgen_node_timeline_bits;	/* low node bits from the timeline */
+
+/* The largest idgen.node_timeline_bits */
+#define IDGEN_TIMELINE_BITS_MAX 16
+
+/*
+ * The node id in snowflake IDs made now for a fixed idgen.node_id
+ * (snowflake.c): idgen.node_id, shifted left by idgen.node_timeline_bits
+ * with the server's timeline modulo 2^bits below it
+ */
+extern int	idgen_fixed_node(void);
 
 /* idgen_node_id when idgen.node_id = 'auto' (leased, snowflake_lease.c) */
 #define IDGEN_NODE_AUTO (-2)

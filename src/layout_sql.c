@@ -193,6 +193,15 @@ id_decode(PG_FUNCTION_ARGS)
 		appendStringInfo(&extra, "%s\"%s\": " UINT64_FORMAT,
 						 (i || l->nparts) ? ", " : "",
 						 l->consts[i].name, idgen_field_get(&l->consts[i], (uint64) id));
+	/*
+	 * Under the server's own layout with idgen.node_timeline_bits: the two
+	 * parts of the node id, idgen.node_id's and the timeline's
+	 */
+	if (PG_NARGS() < 2 && idgen_node_timeline_bits > 0)
+		appendStringInfo(&extra, "%s\"node_base\": " UINT64_FORMAT ", \"node_timeline\": " UINT64_FORMAT,
+						 (l->nparts || l->nconsts) ? ", " : "",
+						 p.node >> idgen_node_timeline_bits,
+						 p.node & ((UINT64CONST(1) << idgen_node_timeline_bits) - 1));
 	appendStringInfoChar(&extra, '}');
 
 	values[0] = TimestampTzGetDatum(tick_timestamptz(l, p.tick));

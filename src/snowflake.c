@@ -34,6 +34,7 @@
 #include "access/twophase.h"
 #include "access/xact.h"
 #include "access/xlog.h"
+#include "access/xlogrecovery.h"
 #include "miscadmin.h"
 #include "port/atomics.h"
 #include "storage/condition_variable.h"
@@ -223,7 +224,37 @@ check_can_generate(void)
 		return idgen_snowflake_lease_node();
 	if (idgen_node_id == IDGEN_NODE_CITUS)
 		return idgen_citus_node();
-	return idgen_node_id;
+	return idgen_fixed_node();
+}
+
+/*
+ * See idgen.h.  A primary's timeline does not change while it runs (a
+ * promotion ends recovery once; a demoted primary is restarted), so the
+ * node id is computed once a backend sees recovery over and kept; during
+ * recovery (idgen.allow_on_standby) it comes from the replayed timeline,
+ * each time.
+ */
+int
+idgen_fixed_node(void)
+{
+	static int	node = -1;
+	TimeLineID	tli;
+	bool		recovery;
+
+	if (idgen_node_timeline_bits == 0)
+		return idgen_node_id;
+	if (node >= 0)
+		return node;
+	recovery = RecoveryInProgress();
+	if (recovery)
+		(void) GetXLogReplayRecPtr(&tli);
+	else
+		tli = GetWALInsertionTimeLine();
+	tli &= (((TimeLineID) 1) << idgen_node_timeline_bits) - 1;
+	if (recovery)
+		return (idgen_node_id << idgen_node_timeline_bits) | (int) tli;
+	node = (idgen_node_id << idgen_node_timeline_bits) | (int) tli;
+	return node;
 }
 
 /* See snowflake.h */

@@ -193,7 +193,7 @@ snowflake_status(PG_FUNCTION_ARGS)
 	else if (idgen_citus_current_node() >= 0)
 		values[0] = Int32GetDatum(idgen_citus_current_node());
 	else if (idgen_node_id >= 0)
-		values[0] = Int32GetDatum(idgen_node_id);
+		values[0] = Int32GetDatum(idgen_fixed_node());
 	else
 		nulls[0] = true;
 	values[1] = CStringGetTextDatum(idgen_layout_spec);

@@ -254,7 +254,9 @@ new_ids_provably_larger(void)
 	old_node = state.node_id >= 0 ? (uint64) state.node_id :
 		idgen_field_max(old.node.bits);
 	old_node = Min(old_node, idgen_field_max(old.node.bits));
-	new_node = idgen_node_id >= 0 ? (uint64) idgen_node_id : 0;
+	/* the smallest node id this server can use: timeline bits 0 */
+	new_node = idgen_node_id >= 0 ?
+		(uint64) idgen_node_id << idgen_node_timeline_bits : 0;
 
 	old_max = idgen_compose(&old, old_tick, old_node,
 							idgen_field_max(old.seq.bits));
