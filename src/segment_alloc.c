@@ -1018,6 +1018,12 @@ collect_needs(List **unknown, bool *changed)
 			*unknown = lappend(*unknown, need);
 			continue;
 		}
+		/*
+		 * Its last allocation still waits for the standbys: not due, and
+		 * its chain is left as it is (rounds come every few ms meanwhile)
+		 */
+		if (is_pending(slot->key.tag))
+			continue;
 		need = palloc0(sizeof(SegmentNeed));
 		if (slot_needs(slot, now, need, changed) == 0)
 		{
@@ -1081,9 +1087,6 @@ idgen_segment_alloc_step(long *sleep_ms, IdgenWorkerKind kind)
 		int32		cache = 1;
 
 		CHECK_FOR_INTERRUPTS();
-		/* Its last allocation still waits for the standbys */
-		if (is_pending(need->tag))
-			continue;
 		if (TimestampDifferenceExceeds(start, GetCurrentTimestamp(),
 									   STEP_BUDGET_MS))
 		{

@@ -157,7 +157,7 @@ $total += scalar @$_ for @seg;
 my @dups = duplicates(@seg);
 note "segment IDs received: $total, received twice: " . scalar(@dups);
 is(scalar @dups, 0, 'no segment ID received twice across three hard failovers')
-  or diag "some: @dups[0 .. ($#dups > 9 ? 9 : $#dups)]";
+  or diag scalar(@dups) . " of $total received twice, some: @dups[0 .. ($#dups > 9 ? 9 : $#dups)]";
 my @sdups = duplicates(@snow);
 note 'snowflake IDs received twice (not asserted before the node id follows the timeline): '
   . scalar(@sdups);
