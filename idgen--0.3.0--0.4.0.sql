@@ -1312,6 +1312,45 @@ GRANT SELECT (namespace, node_id, heartbeat, expires_at) ON idgen.node_lease TO 
 
 -- END monitoring
 
+-- BEGIN standby flush
+-- Issue 38, point 2: a segment allocation is handed out once the streaming
+-- standbys have flushed it; segment_status counts the allocations handed
+-- out without (standby_timeouts).  The view is created again over the
+-- function, with pg_monitor's grants as before.
+DROP VIEW idgen.segment_status;
+DROP FUNCTION idgen.segment_status_fn();
+CREATE FUNCTION idgen.segment_status_fn(
+    OUT biz_tag text,
+    OUT state text,
+    OUT cur_value bigint,
+    OUT cur_max bigint,
+    OUT cur_step bigint,
+    OUT next_ready boolean,
+    OUT next_value bigint,
+    OUT next_max bigint,
+    OUT next_step bigint,
+    OUT step bigint,
+    OUT fetches bigint,
+    OUT waits bigint,
+    OUT last_fetch timestamptz,
+    OUT epoch bigint,
+    OUT chain_length int,
+    OUT segments_ready int,
+    OUT standby_timeouts bigint)
+    RETURNS SETOF record
+    AS 'MODULE_PATHNAME', 'segment_status_fn'
+    LANGUAGE C VOLATILE PARALLEL SAFE;
+COMMENT ON FUNCTION idgen.segment_status_fn() IS
+    'Rows of the idgen.segment_status view: segment tags in shared memory';
+CREATE VIEW idgen.segment_status AS
+    SELECT * FROM idgen.segment_status_fn();
+COMMENT ON VIEW idgen.segment_status IS
+    'Segment tags in shared memory: current and next segment, dynamic step, chain of segments ready ahead, allocations, waits, and allocations handed out before every streaming standby had flushed them';
+REVOKE ALL ON FUNCTION idgen.segment_status_fn() FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION idgen.segment_status_fn() TO pg_monitor;
+GRANT SELECT ON idgen.segment_status TO pg_monitor;
+-- END standby flush
+
 -- BEGIN tag privileges
 
 -- Issue 37, point 6: a tag has privileges, as a sequence has.  'draw'

@@ -65,6 +65,8 @@ typedef enum IdgenWait
 	IDGEN_WAIT_RESERVATION,		/* "IdgenReservation": the worker's reservation
 								 * or node-id lease, and the worker's own sleep */
 	IDGEN_WAIT_SEGMENT,			/* "IdgenSegment": a segment to be loaded */
+	IDGEN_WAIT_STANDBY,			/* "IdgenStandbyFlush": the worker, for the
+								 * standbys to flush a segment allocation */
 	IDGEN_WAIT_KINDS
 } IdgenWait;
 
@@ -73,7 +75,7 @@ idgen_wait_event(IdgenWait kind)
 {
 #if PG_VERSION_NUM >= 170000
 	static const char *const names[IDGEN_WAIT_KINDS] = {
-		"IdgenClock", "IdgenReservation", "IdgenSegment"
+		"IdgenClock", "IdgenReservation", "IdgenSegment", "IdgenStandbyFlush"
 	};
 	static uint32 events[IDGEN_WAIT_KINDS];
 

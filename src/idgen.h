@@ -244,9 +244,10 @@ extern void idgen_require_loaded(void);
 extern const IdgenLayout *idgen_layout_arg(const char *spec, IdgenLayout *buf);
 
 /*
- * Wait events: idgen_wait_event(IDGEN_WAIT_CLOCK, _RESERVATION or _SEGMENT)
- * (compat.h) is a named event on 17 and later, "Extension" before.  Plain
- * "Extension" for the rest (the remote worker's waits on a socket).
+ * Wait events: idgen_wait_event(IDGEN_WAIT_CLOCK, _RESERVATION, _SEGMENT or
+ * _STANDBY) (compat.h) is a named event on 17 and later, "Extension"
+ * before.  Plain "Extension" for the rest (the remote worker's waits on a
+ * socket).
  */
 #define IDGEN_WAIT_EVENT PG_WAIT_EXTENSION
 

@@ -347,7 +347,8 @@ CREATE FUNCTION idgen.segment_status_fn(
     OUT last_fetch timestamptz,
     OUT epoch bigint,
     OUT chain_length int,
-    OUT segments_ready int)
+    OUT segments_ready int,
+    OUT standby_timeouts bigint)
     RETURNS SETOF record
     AS 'MODULE_PATHNAME', 'segment_status_fn'
     LANGUAGE C VOLATILE PARALLEL SAFE;
@@ -356,7 +357,7 @@ COMMENT ON FUNCTION idgen.segment_status_fn() IS
 CREATE VIEW idgen.segment_status AS
     SELECT * FROM idgen.segment_status_fn();
 COMMENT ON VIEW idgen.segment_status IS
-    'Segment tags in shared memory: current and next segment, dynamic step, chain of segments ready ahead, allocations and waits';
+    'Segment tags in shared memory: current and next segment, dynamic step, chain of segments ready ahead, allocations, waits, and allocations handed out before every streaming standby had flushed them';
 REVOKE ALL ON FUNCTION idgen.segment_status_fn() FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION idgen.segment_status_fn() TO pg_monitor;
 GRANT SELECT ON idgen.segment_status TO pg_monitor;

@@ -62,6 +62,7 @@ int			idgen_segment_wait_timeout_ms = 5000;
 int			idgen_segment_grow_after_ms = 15 * 60 * 1000;
 int			idgen_segment_shrink_after_ms = 30 * 60 * 1000;
 int			idgen_segment_chain_max = IDGEN_SEG_CHAIN_MAX;
+int			idgen_segment_standby_wait_ms = 10000;
 
 /* Shared state */
 IdgenSegmentShared *idgen_segment = NULL;
@@ -185,6 +186,10 @@ idgen_segment_define_gucs(void)
 							NULL, &idgen_segment_chain_max, IDGEN_SEG_CHAIN_MAX,
 							1, IDGEN_SEG_CHAIN_MAX,
 							PGC_SIGHUP, 0, NULL, NULL, NULL);
+	DefineCustomIntVariable("idgen.segment_standby_wait",
+							"How long the worker waits for the streaming physical standbys to flush a segment allocation before it hands the segments out anyway; 0 does not wait.",
+							NULL, &idgen_segment_standby_wait_ms, 10000, 0, INT_MAX,
+							PGC_SIGHUP, GUC_UNIT_MS, NULL, NULL, NULL);
 }
 
 /* Is this backend in idgen.database?  -1 until known */
@@ -484,6 +489,8 @@ init_slot(IdgenSegmentSlot *slot)
 	pg_atomic_init_u64(&slot->chain_at, 0);
 	pg_atomic_init_u64(&slot->hunger_at, 0);
 	pg_atomic_init_u32(&slot->hunger_epoch, 0);
+	pg_atomic_init_u64(&slot->standby_wait_until, 0);
+	pg_atomic_init_u64(&slot->standby_timeouts, 0);
 	/* Epoch 0 is an empty segment: the first call finds it used up */
 	for (int i = 0; i < IDGEN_SEG_RING; i++)
 	{
@@ -698,13 +705,17 @@ switch_or_wait(LocalTag *lt, uint64 e)
 		left_ms = idgen_segment_wait_timeout_ms -
 			(long) ((GetCurrentTimestamp() - start) / 1000);
 		if (left_ms <= 0 && !uses_server() &&
-			idgen_worker_waits_for_sync_rep(in_main_database == 1 ?
-											InvalidOid : MyDatabaseId))
+			((TimestampTz) pg_atomic_read_u64(&slot->standby_wait_until) >
+			 GetCurrentTimestamp() ||
+			 idgen_worker_waits_for_sync_rep(in_main_database == 1 ?
+											 InvalidOid : MyDatabaseId)))
 		{
 			/*
 			 * The allocation is made and waits for a synchronous standby,
-			 * as every commit here does: wait with it, as a commit would
-			 * (statement_timeout and cancellation still end the wait)
+			 * as every commit here does, or for the streaming standbys'
+			 * flush (within idgen.segment_standby_wait): wait with it, as a
+			 * commit would (statement_timeout and cancellation still end
+			 * the wait)
 			 */
 			start = GetCurrentTimestamp();
 			continue;

@@ -106,6 +106,16 @@ typedef struct IdgenSegmentSlot
 								 * last pause noticed; allocator */
 	pg_atomic_uint32 hunger_epoch;	/* current epoch at hunger_at;
 									 * allocator */
+	pg_atomic_uint64 standby_wait_until;	/* TimestampTz: while a
+											 * committed allocation waits
+											 * for the standbys' flush, a
+											 * moment soon after the
+											 * allocator last looked; 0
+											 * when none waits; allocator */
+	pg_atomic_uint64 standby_timeouts;	/* allocations published after
+										 * idgen.segment_standby_wait
+										 * without every standby's flush;
+										 * allocator */
 	IdgenSegmentDesc ring[IDGEN_SEG_RING];	/* by epoch, seqlock */
 	char		pad1[PG_CACHE_LINE_SIZE];	/* keeps pos off the lines above */
 	pg_atomic_uint64 pos;		/* (epoch << 40) | offset; fetch-add, CAS */
@@ -162,6 +172,7 @@ extern int	idgen_segment_wait_timeout_ms;
 extern int	idgen_segment_grow_after_ms;
 extern int	idgen_segment_shrink_after_ms;
 extern int	idgen_segment_chain_max;
+extern int	idgen_segment_standby_wait_ms;
 
 /* Checks before using segments in this backend (segment.c) */
 extern void idgen_segment_check_usable(void);

@@ -40,6 +40,22 @@
  * the slot; a crash can only leave unused IDs behind, never hand one out
  * twice.
  *
+ * Nor does a failover to an asynchronous standby: a committed allocation
+ * is published only once every physical standby streaming from this server
+ * has flushed its commit record (the walsenders' flush positions, as
+ * pg_stat_replication shows them), so that a standby that may be promoted
+ * continues above every segment handed out here.  Meanwhile it waits in a
+ * list of this process (pending), the tag's slot shows standby_wait (its
+ * callers then wait on past idgen.segment_wait_timeout, as for a commit
+ * waiting for a synchronous standby), and the worker goes on with other
+ * tags and the snowflake reservation, polling the flush positions (the
+ * walsenders set no latch of ours) with wait event IdgenStandbyFlush.  A
+ * standby that has not flushed within idgen.segment_standby_wait is named
+ * in a WARNING, the tag's standby_timeouts counts it, and the segments are
+ * published anyway: a failover to that standby may hand them out again.
+ * Logical walsenders, standbys still catching up and standbys of standbys
+ * are not waited for; with no standby streaming nothing is.
+ *
  * Publishing re-finds the slot by tag under the LWLock (shared) and checks
  * its generation, so a tag dropped or altered meanwhile is not refilled with
  * a stale range.  Runs only in the allocator of a database, outside any
@@ -62,6 +78,11 @@
 #include "utils/snapmgr.h"
 #include "utils/syscache.h"
 #include "storage/lmgr.h"
+#include "storage/proc.h"
+#include "storage/procarray.h"
+#include "storage/spin.h"
+#include "replication/walsender.h"
+#include "replication/walsender_private.h"
 
 #include "idgen.h"
 #include "segment.h"
@@ -84,6 +105,12 @@
 
 /* A tag with no allocation for this long halves its chain, and again after */
 #define CHAIN_SHRINK_MS 5000
+
+/* Longest sleep between two looks at the standbys' flush positions */
+#define STANDBY_POLL_MAX_MS 100
+
+/* Most standbys one WARNING names */
+#define STANDBY_NAMED_MAX 8
 
 /* A slot that needs its next segment */
 typedef struct SegmentNeed
@@ -110,7 +137,26 @@ typedef enum AllocResult
 	ALLOC_STALE					/* slot removed since it was seen */
 } AllocResult;
 
+/*
+ * A committed allocation not published yet: it waits for the standbys to
+ * flush its commit record (see the top of this file)
+ */
+typedef struct PendingAlloc
+{
+	SegmentNeed need;			/* the slot it is for */
+	int64		first;			/* publish()'s arguments */
+	int64		len;
+	int64		seg_len;
+	int32		cache;
+	XLogRecPtr	lsn;			/* end of its commit record */
+	TimestampTz committed;		/* when it committed */
+} PendingAlloc;
+
 static MemoryContext step_cxt = NULL;
+
+/* Allocations waiting for the standbys, and the context they live in */
+static List *pending = NIL;
+static MemoryContext pending_cxt = NULL;
 
 /* The kind of worker this process is, as its step was last called */
 static IdgenWorkerKind alloc_kind = IDGEN_WORKER_MAIN;
@@ -510,11 +556,12 @@ allocate(const SegmentNeed *need, int64 *first, int64 *len, int64 *seg_len,
 /*
  * Make a committed allocation (or what was found) visible in the slot: the
  * IDs first .. first + len - 1 become the segments (of seg_len IDs) after
- * the last one ready, each with the tag's cache.
+ * the last one ready, each with the tag's cache.  late: a standby did not
+ * flush the allocation within idgen.segment_standby_wait.
  */
 static void
 publish(const SegmentNeed *need, AllocResult result, int64 first, int64 len,
-		int64 seg_len, int32 cache)
+		int64 seg_len, int32 cache, bool late)
 {
 	IdgenSegmentSlot *slot;
 	IdgenSegmentKey key;
@@ -575,11 +622,242 @@ publish(const SegmentNeed *need, AllocResult result, int64 first, int64 len,
 			pg_atomic_write_u64(&slot->hunger_at, (uint64) now);
 			pg_atomic_write_u32(&slot->hunger_epoch, (uint32) e);
 			pg_atomic_fetch_add_u64(&slot->fetches, n);
+			if (late)
+				pg_atomic_fetch_add_u64(&slot->standby_timeouts, 1);
+			pg_atomic_write_u64(&slot->standby_wait_until, 0);
 			pg_atomic_write_u32(&slot->state, IDGEN_SEG_ACTIVE);
 		}
 	}
 	LWLockRelease(idgen_segment->lock);
 	ConditionVariableBroadcast(&idgen_segment->cv);
+}
+
+/*
+ * How many physical standbys streaming from this server have not flushed
+ * WAL up to lsn; the pids of the first max of them in pids.  A walsender
+ * counts while its state is streaming (or stopping), as for synchronous
+ * replication: one still catching up was behind anyway.  Each entry is read
+ * under its spinlock, as pg_stat_replication reads it.
+ */
+static int
+standbys_behind(XLogRecPtr lsn, pid_t *pids, int max)
+{
+	int			n = 0;
+
+	if (WalSndCtl == NULL)
+		return 0;
+	for (int i = 0; i < max_wal_senders; i++)
+	{
+		WalSnd	   *w = &WalSndCtl->walsnds[i];
+		pid_t		pid;
+		WalSndState state;
+		XLogRecPtr	flush;
+		PGPROC	   *proc;
+
+		SpinLockAcquire(&w->mutex);
+		pid = w->pid;
+		state = w->state;
+		flush = w->flush;
+		SpinLockRelease(&w->mutex);
+		if (pid == 0 ||
+			(state != WALSNDSTATE_STREAMING && state != WALSNDSTATE_STOPPING) ||
+			flush >= lsn)
+			continue;
+		/* A logical walsender is connected to a database; skip it */
+		proc = BackendPidGetProc(pid);
+		if (proc == NULL || OidIsValid(proc->databaseId))
+			continue;
+		if (n < max)
+			pids[n] = pid;
+		n++;
+	}
+	return n;
+}
+
+/*
+ * The standbys of pids, as pg_stat_replication names them: application
+ * name, pid and address.  Runs a transaction of its own.
+ */
+static char *
+standby_names(const pid_t *pids, int n)
+{
+	StringInfoData sql;
+	StringInfoData names;
+	int			ret;
+
+	initStringInfo(&names);
+	initStringInfo(&sql);
+	appendStringInfoString(&sql,
+						   "SELECT pid, application_name, client_addr "
+						   "FROM pg_catalog.pg_stat_replication WHERE pid IN (");
+	for (int i = 0; i < n; i++)
+		appendStringInfo(&sql, "%s%d", i > 0 ? ", " : "", (int) pids[i]);
+	appendStringInfoString(&sql, ") ORDER BY pid");
+
+	SetCurrentStatementStartTimestamp();
+	StartTransactionCommand();
+	SPI_connect();
+	PushActiveSnapshot(GetTransactionSnapshot());
+	ret = SPI_execute(sql.data, true, 0);
+	if (ret == SPI_OK_SELECT)
+	{
+		for (uint64 r = 0; r < SPI_processed; r++)
+		{
+			char	   *pid = SPI_getvalue(SPI_tuptable->vals[r], SPI_tuptable->tupdesc, 1);
+			char	   *app = SPI_getvalue(SPI_tuptable->vals[r], SPI_tuptable->tupdesc, 2);
+			char	   *addr = SPI_getvalue(SPI_tuptable->vals[r], SPI_tuptable->tupdesc, 3);
+
+			appendStringInfo(&names, "%s\"%s\" (pid %s%s%s)",
+							 r > 0 ? ", " : "", app ? app : "",
+							 pid, addr ? ", " : "", addr ? addr : "");
+		}
+	}
+	SPI_finish();
+	PopActiveSnapshot();
+	CommitTransactionCommand();
+	/* Gone meanwhile: their pids */
+	if (names.len == 0)
+		for (int i = 0; i < n; i++)
+			appendStringInfo(&names, "%spid %d", i > 0 ? ", " : "", (int) pids[i]);
+	return names.data;
+}
+
+/* A pending allocation gave up on standbys: say which, and what it costs */
+static void
+warn_late(const PendingAlloc *p, const pid_t *pids, int n)
+{
+	char	   *names = standby_names(pids, Min(n, STANDBY_NAMED_MAX));
+
+	ereport(WARNING,
+			(errcode(ERRCODE_WARNING),
+			 errmsg("idgen: segment tag \"%s\": %d streaming standby(s) did not flush its allocation within %d ms: %s",
+					p->need.tag, n, idgen_segment_standby_wait_ms, names),
+			 errdetail("IDs " INT64_FORMAT " to " INT64_FORMAT " are handed out anyway; if such a standby is promoted before it has received the allocation (commit record at %X/%X), it may hand them out again.",
+					   p->first, p->first + p->len - 1, LSN_FORMAT_ARGS(p->lsn)),
+			 errhint("Check the standby's connection and disk; idgen.segment_standby_wait sets how long the idgen worker waits, and segment_status.standby_timeouts counts these.")));
+}
+
+/* Has the tag an allocation waiting for the standbys? */
+static bool
+is_pending(const char *tag)
+{
+	ListCell   *lc;
+
+	foreach(lc, pending)
+	{
+		PendingAlloc *p = lfirst(lc);
+
+		if (strcmp(p->need.tag, tag) == 0)
+			return true;
+	}
+	return false;
+}
+
+/*
+ * Tell the tag's callers that its allocation waits for the standbys, until
+ * a moment after the next look: past it (the worker gone) they stop waiting
+ * on its account
+ */
+static void
+show_standby_wait(const SegmentNeed *need, TimestampTz now, long next_ms)
+{
+	IdgenSegmentSlot *slot;
+	IdgenSegmentKey key;
+
+	idgen_segment_key(&key, need->tag);
+	LWLockAcquire(idgen_segment->lock, LW_SHARED);
+	slot = hash_search(idgen_segment_hash, &key, HASH_FIND, NULL);
+	if (slot && pg_atomic_read_u64(&slot->generation) == need->gen)
+		pg_atomic_write_u64(&slot->standby_wait_until,
+							(uint64) TimestampTzPlusMilliseconds(now, next_ms + 1000));
+	LWLockRelease(idgen_segment->lock);
+}
+
+/*
+ * Publish the pending allocations that every streaming standby has
+ * flushed, or that waited idgen.segment_standby_wait (with a WARNING).
+ * Lowers *sleep_ms to the next look for the others.
+ */
+static void
+check_pending(long *sleep_ms)
+{
+	ListCell   *lc;
+	TimestampTz now = GetCurrentTimestamp();
+
+	foreach(lc, pending)
+	{
+		PendingAlloc *p = lfirst(lc);
+		pid_t		pids[STANDBY_NAMED_MAX];
+		int			n = 0;
+		long		waited = (long) ((now - p->committed) / 1000);
+		long		left = idgen_segment_standby_wait_ms - waited;
+
+		if (idgen_segment_standby_wait_ms > 0)
+			n = standbys_behind(p->lsn, pids, lengthof(pids));
+		if (n > 0 && left > 0)
+		{
+			/* Look again soon: a quarter of the wait so far, within bounds */
+			long		next = Max(Min(Min(waited / 4, STANDBY_POLL_MAX_MS), left), 1);
+
+			show_standby_wait(&p->need, now, next);
+			*sleep_ms = Min(*sleep_ms, next);
+			continue;
+		}
+		if (n > 0)
+		{
+			warn_late(p, pids, n);
+			MemoryContextSwitchTo(step_cxt);	/* its transaction left it */
+		}
+		publish(&p->need, ALLOC_OK, p->first, p->len, p->seg_len, p->cache,
+				n > 0);
+		pending = foreach_delete_current(pending, lc);
+		pfree(p);
+	}
+}
+
+/*
+ * A committed allocation: publish it at once unless a streaming standby
+ * has yet to flush its commit record (then it waits in pending)
+ */
+static void
+publish_or_wait(const SegmentNeed *need, int64 first, int64 len,
+				int64 seg_len, int32 cache, long *sleep_ms)
+{
+	XLogRecPtr	lsn = XactLastCommitEnd;
+	PendingAlloc *p;
+	MemoryContext old;
+
+	/* A central server's allocation was committed there */
+	if (alloc_kind == IDGEN_WORKER_REMOTE || idgen_segment_standby_wait_ms <= 0 ||
+		standbys_behind(lsn, NULL, 0) == 0)
+	{
+		publish(need, ALLOC_OK, first, len, seg_len, cache, false);
+		return;
+	}
+	if (pending_cxt == NULL)
+		pending_cxt = AllocSetContextCreate(TopMemoryContext,
+											"idgen segments pending",
+											ALLOCSET_SMALL_SIZES);
+	old = MemoryContextSwitchTo(pending_cxt);
+	p = palloc0(sizeof(PendingAlloc));
+	p->need = *need;
+	p->first = first;
+	p->len = len;
+	p->seg_len = seg_len;
+	p->cache = cache;
+	p->lsn = lsn;
+	p->committed = GetCurrentTimestamp();
+	pending = lappend(pending, p);
+	MemoryContextSwitchTo(old);
+	show_standby_wait(need, p->committed, 1);
+	*sleep_ms = Min(*sleep_ms, 1);
+}
+
+/* See worker.h */
+bool
+idgen_segment_alloc_waiting(void)
+{
+	return pending != NIL;
 }
 
 /*
@@ -740,6 +1018,12 @@ collect_needs(List **unknown, bool *changed)
 			*unknown = lappend(*unknown, need);
 			continue;
 		}
+		/*
+		 * Its last allocation still waits for the standbys: not due, and
+		 * its chain is left as it is (rounds come every few ms meanwhile)
+		 */
+		if (is_pending(slot->key.tag))
+			continue;
 		need = palloc0(sizeof(SegmentNeed));
 		if (slot_needs(slot, now, need, changed) == 0)
 		{
@@ -783,6 +1067,7 @@ idgen_segment_alloc_step(long *sleep_ms, IdgenWorkerKind kind)
 	MemoryContextReset(step_cxt);
 	old = MemoryContextSwitchTo(step_cxt);
 
+	check_pending(sleep_ms);
 	start = GetCurrentTimestamp();
 	needs = collect_needs(&unknown, &changed);
 	work = (needs != NIL || unknown != NIL || changed);
@@ -817,11 +1102,13 @@ idgen_segment_alloc_step(long *sleep_ms, IdgenWorkerKind kind)
 			*sleep_ms = Min(*sleep_ms, 1000);
 		else if (result == ALLOC_STALE)
 			*sleep_ms = 0;		/* look for the new slot at once */
+		else if (result == ALLOC_OK)
+			publish_or_wait(need, first, len, seg_len, cache, sleep_ms);
 		else
-			publish(need, result, first, len, seg_len, cache);
+			publish(need, result, first, len, seg_len, cache, false);
 	}
 
 	MemoryContextSwitchTo(old);
 	MemoryContextReset(step_cxt);
-	return work;
+	return work || pending != NIL;
 }

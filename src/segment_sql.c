@@ -1276,8 +1276,8 @@ segment_status_fn(PG_FUNCTION_ARGS)
 	hash_seq_init(&scan, idgen_segment_hash);
 	while ((slot = hash_seq_search(&scan)) != NULL)
 	{
-		Datum		values[16];
-		bool		nulls[16] = {0};
+		Datum		values[17];
+		bool		nulls[17] = {0};
 		uint64		p = pg_atomic_read_u64(&slot->pos);
 		uint64		e = p >> IDGEN_SEG_OFF_BITS;
 		uint64		off = p & IDGEN_SEG_OFF_MASK;
@@ -1328,6 +1328,7 @@ segment_status_fn(PG_FUNCTION_ARGS)
 		values[13] = Int64GetDatum((int64) e);
 		values[14] = Int32GetDatum((int32) pg_atomic_read_u32(&slot->chain_len));
 		values[15] = Int32GetDatum(idgen_segment_ready(slot, e));
+		values[16] = Int64GetDatum((int64) pg_atomic_read_u64(&slot->standby_timeouts));
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	}
 	LWLockRelease(idgen_segment->lock);

@@ -629,6 +629,17 @@ warn_if_not_durable(void)
 	warned = !enableFsync;
 }
 
+/*
+ * The wait event of a worker's sleep between rounds: IdgenStandbyFlush while
+ * a segment allocation waits for the standbys, else IdgenReservation
+ */
+static uint32
+loop_wait_event(void)
+{
+	return idgen_wait_event(idgen_segment_alloc_waiting() ?
+							IDGEN_WAIT_STANDBY : IDGEN_WAIT_RESERVATION);
+}
+
 /* Entry point of both workers: main_arg is true for the remote worker */
 void
 idgen_worker_main(Datum main_arg)
@@ -683,7 +694,7 @@ idgen_worker_main(Datum main_arg)
 										IDGEN_WORKER_MAIN);
 
 		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
-						 sleep_ms, idgen_wait_event(IDGEN_WAIT_RESERVATION));
+						 sleep_ms, loop_wait_event());
 		ResetLatch(MyLatch);
 	}
 }
@@ -767,12 +778,16 @@ idgen_worker_database_main(Datum main_arg)
 		else if (idgen_clock_monotonic_ms() - idle_since >= DATABASE_IDLE_MS)
 			proc_exit(0);
 
-		/* Another database waits for a slot: leave it ours after a round */
-		if (pg_atomic_read_u64(&ws->demand) != demand)
+		/*
+		 * Another database waits for a slot: leave it ours after a round,
+		 * once no allocation waits for the standbys
+		 */
+		if (pg_atomic_read_u64(&ws->demand) != demand &&
+			!idgen_segment_alloc_waiting())
 			proc_exit(0);
 
 		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
-						 sleep_ms, idgen_wait_event(IDGEN_WAIT_RESERVATION));
+						 sleep_ms, loop_wait_event());
 		ResetLatch(MyLatch);
 	}
 }

@@ -121,4 +121,11 @@ extern void idgen_snowflake_lease_step(long *sleep_ms);
  */
 extern bool idgen_segment_alloc_step(long *sleep_ms, IdgenWorkerKind kind);
 
+/*
+ * Does an allocation of this worker wait for the standbys' flush before it
+ * is published (segment_alloc.c)?  The worker then sleeps with wait event
+ * IdgenStandbyFlush.
+ */
+extern bool idgen_segment_alloc_waiting(void);
+
 #endif							/* IDGEN_WORKER_H */

@@ -212,7 +212,8 @@ for my $name (qw(idgen_snowflake_node_id idgen_snowflake_lead_seconds
 	idgen_snowflake_layout_remaining_seconds idgen_snowflake_worker_running
 	idgen_snowflake_refused idgen_worker_processes idgen_segment_ids_left
 	idgen_segment_step_ids idgen_segment_cache_ids idgen_segment_chain_segments
-	idgen_segment_fetches_total idgen_segment_waits_total))
+	idgen_segment_fetches_total idgen_segment_waits_total
+	idgen_segment_standby_timeouts_total))
 {
 	ok(defined $m->{$name} && length($help->{$name} // ''),
 		"$name is served, with its HELP");
