@@ -267,16 +267,17 @@ sub kill_node
 # its manager killed.  %o: old, next (the nodes), standby (the word for
 # it), group (kill_node's), leader, restart and ready (callbacks: the
 # writable primary once there is one, start a node's manager again, wait
-# until a node streams as standby), unordered (check_after's).  Returns
-# the new primary
+# until a node streams as standby), unordered (check_after's), label (for
+# the test names, default "clock").  Returns the new primary
 sub kill_with_clock_behind
 {
 	my (%o) = @_;
 	my ($old, $next, $standby) = @o{qw(old next standby)};
+	my $l = $o{label} // 'clock';
 	node_clock($next, '-90');
 	my $skew = safe_sql($old, 'SELECT extract(epoch FROM clock_timestamp())')
 	  - safe_sql($next, 'SELECT extract(epoch FROM clock_timestamp())');
-	cmp_ok($skew, '>', 80, "clock: the $standby\'s clock is behind the primary's ($skew s)");
+	cmp_ok($skew, '>', 80, "$l: the $standby\'s clock is behind the primary's ($skew s)");
 	my @walsnd = split /\n/, safe_sql($old, 'SELECT pid FROM pg_stat_replication');
 	kill 'STOP', @walsnd;
 	usleep(1_500_000);
@@ -288,10 +289,10 @@ sub kill_with_clock_behind
 	kill 'KILL', @walsnd;
 	kill_node($old, $o{group});
 	my $primary = $o{leader}->();
-	is($primary->{name}, $next->{name}, "clock: the $standby with the slow clock took over");
+	is($primary->{name}, $next->{name}, "$l: the $standby with the slow clock took over");
 	is(safe_sql($primary, "SELECT clock_timestamp() < idgen.id_timestamp($last_old)"),
-		't', "clock: the new primary's clock is below the old primary's last ID");
-	check_after('clock behind', $primary, $t0, unordered => $o{unordered});
+		't', "$l: the new primary's clock is below the old primary's last ID");
+	check_after($o{label} // 'clock behind', $primary, $t0, unordered => $o{unordered});
 	$o{restart}->($old);
 	$o{ready}->($old);
 	clients_progress();

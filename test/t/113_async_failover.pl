@@ -11,11 +11,15 @@
 # down every ID it receives.
 #
 # Three hard failovers, each: the primary's walsender stopped (SIGSTOP) for
-# 1 s, so that what the primary writes from then on never reaches the
-# standby, then kill -9 of the primary's postmaster and every child of it;
-# the standby, its clock 30 s further behind each time
-# (test/fakeclock.c), is promoted, a new standby is made from it with
-# pg_basebackup, and the clients go on drawing from it.
+# 1 s, and until the primary's snowflake IDs are a second past the last
+# reservation the standby replayed, so that what the primary writes from
+# then on never reaches the standby, then kill -9 of the primary's
+# postmaster and every child of it; the standby, its clock 30 s behind the
+# primary's (test/fakeclock.c), is promoted; once it has issued its first
+# IDs its clock is set right again (so that its generator, which started
+# ahead of its clock, runs with the clock and the next failover's IDs pass
+# the standby's reservation within seconds), a new standby is made from it
+# with pg_basebackup, 30 s behind, and the clients go on drawing from it.
 #
 # Asserted: no segment ID received twice across the failovers, the first
 # segment IDs of each new primary above every one received before it, no
@@ -26,9 +30,9 @@
 # failovers without the wait repeated 28,401 of 78,533).
 # IDGEN_T113_STANDBY_WAIT=0 runs the main scenario without the wait too
 # (it is then expected to fail).
-# Snowflake IDs are recorded and their repeats only noted: under
-# asynchronous replication they repeat until the node id follows the
-# timeline (issue 38 point 1).
+# The snowflake client's IDs are under idgen.node_timeline_bits = 2 (issue
+# 38, point 1): each promotion issues under a node id of its own, so none
+# is received twice either (timelines 1 to 4: no low bits come round).
 #
 # Then idgen.segment_standby_wait's bound: with the standby's walsender
 # stopped and the bound at 300 ms, draws succeed, a WARNING names the
@@ -98,7 +102,7 @@ sub collect
 # and its standby, running
 sub failovers
 {
-	my ($prefix, $w, $rounds) = @_;
+	my ($prefix, $w, $rounds, $tlbits) = @_;
 	my %r = (seg => [], snow => [], errors => 0, above => 0);
 	note "$prefix: idgen.segment_standby_wait = $w";
 	my $primary = idgen_node("${prefix}0", allows_streaming => 1, faketime => 1, conf => qq{
@@ -106,6 +110,7 @@ idgen.segment_step_grow_after = 0
 idgen.segment_chain_max = 1
 idgen.segment_standby_wait = '$w'
 idgen.max_lead = '10min'
+idgen.node_timeline_bits = $tlbits
 });
 	start_node($primary);
 	$primary->safe_psql('postgres', q{
@@ -130,6 +135,14 @@ idgen.max_lead = '10min'
 		  $primary->safe_psql('postgres', 'SELECT pid FROM pg_stat_replication');
 		kill 'STOP', @walsnd;
 		usleep(1_000_000);
+		my $replayed = $standby->safe_psql('postgres',
+			'SELECT durable_until FROM idgen.snowflake_status()');
+		# and until the snowflake IDs are a second past the last
+		# reservation the standby replayed (it runs a second ahead): those
+		# the promoted standby could issue again under the same node id
+		$primary->poll_query_until('postgres',
+			"SELECT idgen.id_timestamp(idgen.snowflake_nextval()) > '$replayed'::timestamptz + interval '1 s'")
+		  or die "$label: no snowflake ID past the standby's reservation";
 		note "$label: WAL held back: the primary is at "
 		  . $primary->safe_psql('postgres', 'SELECT pg_current_wal_lsn()')
 		  . ', the standby has received '
@@ -147,8 +160,9 @@ idgen.max_lead = '10min'
 		push @{ $r{seg} }, [$first];
 		note "$label: the new primary's first segment ID is $first, the largest received before $before";
 		$r{above}++ if $first > $before;
+		set_clock($standby, '+0');
 		$primary = $standby;
-		$standby = make_standby($primary, $prefix . ($round + 1), 30 * ($round + 1));
+		$standby = make_standby($primary, $prefix . ($round + 1), 30);
 	}
 
 	# The last primary: draw a little, then stop
@@ -162,7 +176,7 @@ idgen.max_lead = '10min'
 }
 
 # Three hard failovers, with the wait
-my $r = failovers('n', $wait, 3);
+my $r = failovers('n', $wait, 3, 2);
 is($r->{errors}, 0, 'no segment call failed with an error of idgen');
 is($r->{above}, 3, 'after each failover, the new primary\'s first segment ID is above every one received before');
 my $total = 0;
@@ -172,14 +186,17 @@ note "segment IDs received: $total, received twice: " . scalar(@dups);
 is(scalar @dups, 0, 'no segment ID received twice across three hard failovers')
   or diag scalar(@dups) . " of $total received twice, some: @dups[0 .. ($#dups > 9 ? 9 : $#dups)]";
 my @sdups = duplicates(@{ $r->{snow} });
-note 'snowflake IDs received twice (not asserted before the node id follows the timeline): '
-  . scalar(@sdups);
+my $stotal = 0;
+$stotal += scalar @$_ for @{ $r->{snow} };
+note "snowflake IDs received: $stotal, received twice: " . scalar(@sdups);
+is(scalar @sdups, 0,
+	'no snowflake ID received twice across three hard failovers (node ids follow the timeline)');
 my ($primary, $standby) = ($r->{primary}, $r->{standby});
 
 # The same without the wait (what idgen did before): one failover repeats
 # the segment IDs of the allocations the standby never received
 {
-	my $z = failovers('z', '0', 1);
+	my $z = failovers('z', '0', 1, 0);
 	my @zdups = duplicates(@{ $z->{seg} });
 	note 'without the wait: ' . scalar(@zdups) . ' segment IDs received twice';
 	cmp_ok(scalar @zdups, '>', 0,
