@@ -1371,6 +1371,35 @@ owner_sql(const char *sql, Oid arg1, const char *arg2, bool forget)
 	become_caller(&sw);
 }
 
+/*
+ * As the table's owner: run sql, which counts the rows of a role ($1) and
+ * names the least tag among them; returns the count, and that tag in
+ * *first (NULL for none)
+ */
+static int64
+tags_of_role(const char *sql, Oid role, char **first)
+{
+	Oid			types[1] = {OIDOID};
+	Datum		args[1] = {ObjectIdGetDatum(role)};
+	bool		isnull;
+	int64		n;
+	TableOwnerSwitch sw;
+
+	become_table_owner(&sw);
+	SPI_connect();
+	if (SPI_execute_with_args(sql, 1, types, args, NULL, true, 1) != SPI_OK_SELECT)
+		elog(ERROR, "could not read the segment tags of role %u", role);
+	n = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0],
+									SPI_tuptable->tupdesc, 1, &isnull));
+	*first = n > 0 ? SPI_getvalue(SPI_tuptable->vals[0],
+								  SPI_tuptable->tupdesc, 2) : NULL;
+	if (*first)
+		*first = MemoryContextStrdup(TopTransactionContext, *first);
+	SPI_finish();
+	become_caller(&sw);
+	return n;
+}
+
 /* A role DROP ROLE is about to drop: its OID and name, for after */
 typedef struct DroppedRole
 {
@@ -1428,47 +1457,20 @@ idgen_segment_owner_utility(Node *stmt, bool before, List *dropped)
 		foreach(lc, dropped)
 		{
 			DroppedRole *d = lfirst(lc);
-			Oid			types[1] = {OIDOID};
-			Datum		args[1];
-			bool		isnull;
 			int64		n;
 			char	   *first;
-			TableOwnerSwitch sw;
 
-			args[0] = ObjectIdGetDatum(d->id);
-			become_table_owner(&sw);
-			SPI_connect();
-			if (SPI_execute_with_args("SELECT pg_catalog.count(*), pg_catalog.min(biz_tag) "
-									  "FROM idgen.segment_alloc "
-									  "WHERE owner_id OPERATOR(pg_catalog.=) $1",
-									  1, types, args, NULL, true, 1) != SPI_OK_SELECT)
-				elog(ERROR, "could not read idgen.segment_alloc");
-			n = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0],
-											SPI_tuptable->tupdesc, 1, &isnull));
-			first = n > 0 ? SPI_getvalue(SPI_tuptable->vals[0],
-										 SPI_tuptable->tupdesc, 2) : NULL;
-			if (first)
-				first = MemoryContextStrdup(TopTransactionContext, first);
-			SPI_finish();
-			become_caller(&sw);
+			n = tags_of_role("SELECT pg_catalog.count(*), pg_catalog.min(biz_tag) "
+							 "FROM idgen.segment_alloc "
+							 "WHERE owner_id OPERATOR(pg_catalog.=) $1",
+							 d->id, &first);
 			if (n == 0 && has_privilege_columns())
 			{
 				/* Privileges on tags, as PostgreSQL's on a table */
-				become_table_owner(&sw);
-				SPI_connect();
-				if (SPI_execute_with_args("SELECT pg_catalog.count(*), pg_catalog.min(biz_tag) "
-										  "FROM idgen.segment_privilege "
-										  "WHERE grantee_id OPERATOR(pg_catalog.=) $1",
-										  1, types, args, NULL, true, 1) != SPI_OK_SELECT)
-					elog(ERROR, "could not read idgen.segment_privilege");
-				n = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0],
-												SPI_tuptable->tupdesc, 1, &isnull));
-				first = n > 0 ? SPI_getvalue(SPI_tuptable->vals[0],
-											 SPI_tuptable->tupdesc, 2) : NULL;
-				if (first)
-					first = MemoryContextStrdup(TopTransactionContext, first);
-				SPI_finish();
-				become_caller(&sw);
+				n = tags_of_role("SELECT pg_catalog.count(*), pg_catalog.min(biz_tag) "
+								 "FROM idgen.segment_privilege "
+								 "WHERE grantee_id OPERATOR(pg_catalog.=) $1",
+								 d->id, &first);
 				if (n > 0)
 					ereport(ERROR,
 							(errcode(ERRCODE_DEPENDENT_OBJECTS_STILL_EXIST),
