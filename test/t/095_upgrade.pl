@@ -51,6 +51,15 @@ cmp_ok(min_of(@$snow2), '>', max_of(@$snow), 'snowflake IDs continue above the o
 my $seg2 = [ map { $_ + 0 } split /\n/, $node->safe_psql('postgres',
 	"SELECT idgen.segment_nextval('order') FROM generate_series(1, 250)") ];
 cmp_ok(min_of(@$seg2), '>', max_of(@$seg), 'segment IDs continue above the old ones');
+# Tags of before 0.4.0 keep what every role could do with them: draw
+# (issue 37, point 6: public's draw by default)
+$node->safe_psql('postgres', 'CREATE ROLE plain_095');
+is($node->safe_psql('postgres', q{
+	SET ROLE plain_095;
+	SELECT idgen.segment_nextval('order') > 0;
+	RESET ROLE;
+	SELECT public_draw || '|' || public_read FROM idgen.segment_alloc WHERE biz_tag = 'order'}),
+	"t\ntrue|false", 'a role that is not the owner still draws from a tag of before 0.4.0');
 
 # What 0.2.0 adds or changes
 is($node->safe_psql('postgres', q{
@@ -184,9 +193,9 @@ my $initprivs = q{
 	                  'idgen.segment_alter(text, int, text, bigint, int)'::regprocedure)};
 is($node->safe_psql('grants_0_3_0', $initprivs), $node->safe_psql('fresh', $initprivs),
 	'their initial privileges are a fresh install\'s (pg_dump dumps the carried grant)');
-my ($dump) = run_command([ 'pg_dump', '--schema-only', '-h', $node->host,
+my ($grants_dump) = run_command([ 'pg_dump', '--schema-only', '-h', $node->host,
 	'-p', $node->port, 'grants_0_3_0' ]);
-like($dump, qr/GRANT ALL ON FUNCTION idgen\.segment_create\(tag text, start bigint, step integer, description text, cache integer\) TO tag_admin_095;/,
+like($grants_dump, qr/GRANT ALL ON FUNCTION idgen\.segment_create\(tag text, start bigint, step integer, description text, cache integer\) TO tag_admin_095;/,
 	'pg_dump dumps the carried grant');
 $node->safe_psql('grants_0_3_0', 'DROP EXTENSION idgen');
 $node->safe_psql('postgres', 'DROP DATABASE grants_0_3_0');
@@ -276,6 +285,8 @@ is($node->safe_psql('new040', q{
 	'0.4.0|25', 'the extension is 0.4.0 and the rows are restored');
 cmp_ok($node->safe_psql('new040', q{SELECT idgen.segment_nextval('t')}), '>', 25,
 	'the restored tag continues above its IDs');
+cmp_ok($node->safe_psql('new040', q{SET ROLE plain_095; SELECT idgen.segment_nextval('t')}),
+	'>', 25, 'a role that is not the owner draws from the restored tag of 0.3.0');
 cmp_ok($node->safe_psql('new040', q{INSERT INTO x (v) VALUES (0) RETURNING id}), '>', $old_snow,
 	'and snowflake IDs above the restored ones');
 
