@@ -21,7 +21,7 @@ DATA = $(filter-out $(DATA_built),$(wildcard idgen--*.sql)) $(wildcard idgen--*.
 # pg_regress (sql/, expected/) and isolation tests (test/specs,
 # test/expected).  installcheck runs them against the running server in
 # databases contrib_regression and isolation_regression.
-REGRESS = snowflake decode gene codec segment segment_cache arrivals currval adopt adopt_matrix partitions bad_input
+REGRESS = snowflake decode gene codec segment segment_cache arrivals currval adopt adopt_matrix partitions bad_input refusals
 ISOLATION = snowflake_concurrent
 ISOLATION_OPTS = --inputdir=$(srcdir)/test
 EXTRA_CLEAN = tmp_check/ tmp_instance/ $(DATA_built) src/*.gcno src/*.gcda

@@ -1,0 +1,137 @@
+--
+-- Refusals and guarantees that no other test reached (issue 40, point 3:
+-- what coverage showed untested).  Each outcome is printed as its SQLSTATE
+-- and message, or "ok".
+--
+-- The extension in idgen.database too, where the worker keeps its
+-- reservation (as sql/snowflake.sql), and one ID drawn: the reservation is
+-- made
+SELECT current_database() AS home,
+       current_setting('idgen.database') AS idgen_db \gset
+\c :idgen_db
+SET client_min_messages = warning;
+CREATE EXTENSION IF NOT EXISTS idgen;
+\c :home
+SET client_min_messages = warning;
+CREATE EXTENSION IF NOT EXISTS idgen;
+RESET client_min_messages;
+SELECT idgen.snowflake_nextval() > 0 AS drawn;
+
+CREATE FUNCTION try(sql text) RETURNS text LANGUAGE plpgsql AS $$
+BEGIN
+    EXECUTE sql;
+    RETURN 'ok';
+EXCEPTION WHEN OTHERS THEN
+    RETURN SQLSTATE || ': ' || SQLERRM;
+END
+$$;
+
+-- A table's own code cannot call adopt_column's steps while adopt_column
+-- rewrites the table: not adopt_snowflake_advance (closed once the first
+-- step that alters the table began), not adopt_column itself (no nested
+-- adoption).  The CHECK constraint's function acts only while
+-- refusals.armed is on; each attempt fails as a whole, the column stays an
+-- int4 serial, and afterwards the adoption goes through.  (The code runs
+-- with adopt_column's own search_path: it names its tables with their
+-- schema)
+CREATE TABLE rf_t (id serial PRIMARY KEY);
+CREATE TABLE rf_other (id serial PRIMARY KEY);
+CREATE FUNCTION rf_code(id bigint) RETURNS boolean LANGUAGE plpgsql AS $$
+BEGIN
+    IF current_setting('refusals.armed', true) = 'advance' THEN
+        PERFORM idgen.adopt_snowflake_advance('public.rf_t', 9223372036854775000);
+    ELSIF current_setting('refusals.armed', true) = 'nested' THEN
+        PERFORM idgen.adopt_column('public.rf_other', 'id', 'snowflake');
+    END IF;
+    RETURN true;
+END
+$$;
+ALTER TABLE rf_t ADD CHECK (rf_code(id));
+INSERT INTO rf_t DEFAULT VALUES;
+SET refusals.armed = 'advance';
+SELECT try($$SELECT idgen.adopt_column('rf_t', 'id', 'snowflake')$$);
+SET refusals.armed = 'nested';
+SELECT try($$SELECT idgen.adopt_column('rf_t', 'id', 'snowflake')$$);
+SELECT format_type(atttypid, atttypmod), pg_get_expr(adbin, adrelid)
+  FROM pg_attribute JOIN pg_attrdef ON adrelid = attrelid AND adnum = attnum
+ WHERE attrelid = 'rf_t'::regclass AND attname = 'id';
+SELECT format_type(atttypid, atttypmod) FROM pg_attribute
+ WHERE attrelid = 'rf_other'::regclass AND attname = 'id';
+RESET refusals.armed;
+SELECT try($$SELECT idgen.adopt_column('rf_t', 'id', 'snowflake')$$);
+SELECT format_type(atttypid, atttypmod), pg_get_expr(adbin, adrelid)
+  FROM pg_attribute JOIN pg_attrdef ON adrelid = attrelid AND adnum = attnum
+ WHERE attrelid = 'rf_t'::regclass AND attname = 'id';
+DROP TABLE rf_t, rf_other;
+DROP FUNCTION rf_code(bigint);
+
+-- A relation that does not exist (an OID of no table): 42P01
+SELECT try($$SELECT idgen.adopt_column(4294967295::oid::regclass, 'id', 'snowflake')$$);
+
+-- Only a superuser accepts a change of layout, even one granted EXECUTE
+CREATE ROLE rf_nobody;
+GRANT EXECUTE ON FUNCTION idgen.snowflake_accept_layout() TO rf_nobody;
+SET ROLE rf_nobody;
+SELECT try($$SELECT idgen.snowflake_accept_layout()$$);
+RESET ROLE;
+-- (a superuser, with no change to accept: false)
+SELECT idgen.snowflake_accept_layout();
+REVOKE EXECUTE ON FUNCTION idgen.snowflake_accept_layout() FROM rf_nobody;
+DROP ROLE rf_nobody;
+
+-- Settings refused before they reach a configuration file: a node id that
+-- is neither a number, 'auto' nor 'citus' (22023), a layout that does not
+-- parse (22023), an epoch date that does not exist (22008).  (ALTER SYSTEM
+-- runs outside a transaction block: each error and its SQLSTATE shown)
+ALTER SYSTEM SET idgen.node_id = 'first';
+SELECT :'LAST_ERROR_SQLSTATE' AS sqlstate;
+ALTER SYSTEM SET idgen.node_id = '-1';
+SELECT :'LAST_ERROR_SQLSTATE' AS sqlstate;
+ALTER SYSTEM SET idgen.layout = 'ts=41,node=10';
+SELECT :'LAST_ERROR_SQLSTATE' AS sqlstate;
+ALTER SYSTEM SET idgen.layout = 'ts=41,node=10,seq=12,unit=1ms,epoch=2024-02-31';
+SELECT :'LAST_ERROR_SQLSTATE' AS sqlstate;
+
+-- Genes of text keys are Java's String.hashCode() over UTF-16 code units
+-- in a database of any encoding: a LATIN1 database gives the genes of a
+-- UTF8 one ('é' is 233 in Java), and in a SQL_ASCII database a key that is
+-- not UTF-8 is refused with 22021 (docs/reference.md)
+CREATE TABLE rf_keys (k bytea);
+INSERT INTO rf_keys VALUES ('\x74657374726f79'), ('\xc3a9'), ('\x6e61c3af7665'), ('\x5374726173c39f65');
+SELECT string_agg(idgen.gene_of(convert_from(k, 'UTF8'), 16)::text, ',' ORDER BY k) AS genes_utf8
+  FROM rf_keys \gset
+SET client_min_messages = warning;
+DROP DATABASE IF EXISTS idgen_rf_latin1;
+DROP DATABASE IF EXISTS idgen_rf_ascii;
+RESET client_min_messages;
+CREATE DATABASE idgen_rf_latin1 TEMPLATE template0 ENCODING 'LATIN1' LOCALE 'C';
+CREATE DATABASE idgen_rf_ascii TEMPLATE template0 ENCODING 'SQL_ASCII' LOCALE 'C';
+\c idgen_rf_latin1
+SET client_min_messages = warning;
+CREATE EXTENSION idgen;
+RESET client_min_messages;
+CREATE TABLE rf_keys (k bytea);
+INSERT INTO rf_keys VALUES ('\x74657374726f79'), ('\xc3a9'), ('\x6e61c3af7665'), ('\x5374726173c39f65');
+SELECT string_agg(idgen.gene_of(convert_from(k, 'UTF8'), 16)::text, ',' ORDER BY k) = :'genes_utf8' AS same_genes,
+       idgen.gene_of(convert_from('\xc3a9', 'UTF8'), 16) AS e_acute,
+       idgen.gene_of('testroy', 3) AS testroy
+  FROM rf_keys;
+\c idgen_rf_ascii
+SET client_min_messages = warning;
+CREATE EXTENSION idgen;
+RESET client_min_messages;
+SELECT idgen.gene_of('testroy', 3) AS testroy;
+CREATE FUNCTION try(sql text) RETURNS text LANGUAGE plpgsql AS $$
+BEGIN
+    EXECUTE sql;
+    RETURN 'ok';
+EXCEPTION WHEN OTHERS THEN
+    RETURN SQLSTATE || ': ' || SQLERRM;
+END
+$$;
+SELECT try($$SELECT idgen.gene_of(convert_from('\x74ff', 'SQL_ASCII'), 8)$$);
+\c :home
+DROP DATABASE idgen_rf_latin1 WITH (FORCE);
+DROP DATABASE idgen_rf_ascii WITH (FORCE);
+DROP TABLE rf_keys;
+DROP FUNCTION try(text);
