@@ -68,6 +68,11 @@ DROP FUNCTION rf_code(bigint);
 -- A relation that does not exist (an OID of no table): 42P01
 SELECT try($$SELECT idgen.adopt_column(4294967295::oid::regclass, 'id', 'snowflake')$$);
 
+-- NULL where a segment tag function needs a value: 22004
+SELECT try($$SELECT idgen.segment_export_leaf(NULL, false)$$);
+SELECT try($$SELECT idgen.segment_export_leaf('rf_tag', NULL)$$);
+SELECT try($$SELECT idgen.segment_set_owner('rf_tag', NULL)$$);
+
 -- Only a superuser accepts a change of layout, even one granted EXECUTE
 CREATE ROLE rf_nobody;
 GRANT EXECUTE ON FUNCTION idgen.snowflake_accept_layout() TO rf_nobody;
