@@ -121,6 +121,10 @@ SELECT string_agg(idgen.gene_of(convert_from(k, 'UTF8'), 16)::text, ',' ORDER BY
        idgen.gene_of(convert_from('\xc3a9', 'UTF8'), 16) AS e_acute,
        idgen.gene_of('testroy', 3) AS testroy
   FROM rf_keys;
+-- (a segment tag drawn here: this database's segment worker is connected,
+-- for the copy below)
+SELECT idgen.segment_create('rf_tag', 1000, 10);
+SELECT idgen.segment_nextval('rf_tag') AS first_id;
 \c idgen_rf_ascii
 SET client_min_messages = warning;
 CREATE EXTENSION idgen;
@@ -136,6 +140,19 @@ END
 $$;
 SELECT try($$SELECT idgen.gene_of(convert_from('\x74ff', 'SQL_ASCII'), 8)$$);
 \c :home
+-- A role with CREATEDB (not the owner) copies a template database right
+-- after a draw there: idgen's ProcessUtility hook (module.c) makes the
+-- database's segment worker leave it, as for the owner, so the copy does
+-- not fail with 55006 (source database is being accessed by other users)
+ALTER DATABASE idgen_rf_latin1 IS_TEMPLATE true;
+CREATE ROLE rf_creator CREATEDB;
+SET ROLE rf_creator;
+CREATE DATABASE idgen_rf_copy TEMPLATE idgen_rf_latin1;
+RESET ROLE;
+SELECT datname FROM pg_database WHERE datname = 'idgen_rf_copy';
+DROP DATABASE idgen_rf_copy WITH (FORCE);
+DROP ROLE rf_creator;
+ALTER DATABASE idgen_rf_latin1 IS_TEMPLATE false;
 DROP DATABASE idgen_rf_latin1 WITH (FORCE);
 DROP DATABASE idgen_rf_ascii WITH (FORCE);
 DROP TABLE rf_keys;
