@@ -125,6 +125,13 @@ SELECT string_agg(idgen.gene_of(convert_from(k, 'UTF8'), 16)::text, ',' ORDER BY
 -- for the copy below)
 SELECT idgen.segment_create('rf_tag', 1000, 10);
 SELECT idgen.segment_nextval('rf_tag') AS first_id;
+-- The extension dropped and created again without a restart: the tag
+-- outlives it (docs/durability.md) and its next ID is above every one
+-- drawn before
+SELECT max(idgen.segment_nextval('rf_tag')) AS last_id FROM generate_series(1, 25) \gset
+DROP EXTENSION idgen;
+CREATE EXTENSION idgen;
+SELECT idgen.segment_nextval('rf_tag') > :last_id AS above_earlier_ids;
 \c idgen_rf_ascii
 SET client_min_messages = warning;
 CREATE EXTENSION idgen;
