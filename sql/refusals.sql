@@ -146,6 +146,21 @@ EXCEPTION WHEN OTHERS THEN
 END
 $$;
 SELECT try($$SELECT idgen.gene_of(convert_from('\x74ff', 'SQL_ASCII'), 8)$$);
+-- The file that keeps a database's tags across DROP EXTENSION
+-- (idgen.tags.<database oid> in the data directory), found corrupt: DROP
+-- EXTENSION is refused with XX001 rather than losing a tag's floor, and
+-- the extension stays (DROP DATABASE below removes the file)
+DO $$
+BEGIN
+    EXECUTE format('COPY (SELECT %L) TO %L', 'not a file of kept tags',
+                   current_setting('data_directory') || '/idgen.tags.' ||
+                   (SELECT oid FROM pg_database WHERE datname = current_database()));
+END
+$$;
+SELECT regexp_replace(try('DROP EXTENSION idgen'), 'idgen\.tags\.[0-9]+', 'idgen.tags.N');
+SELECT count(*) AS extension_stays FROM pg_extension WHERE extname = 'idgen';
+-- Its event trigger's function, called as a plain function
+SELECT try($$SELECT idgen.segment_keep_on_drop()$$);
 \c :home
 -- A role with CREATEDB (not the owner) copies a template database right
 -- after a draw there: idgen's ProcessUtility hook (module.c) makes the
