@@ -21,14 +21,23 @@ DATA = $(filter-out $(DATA_built),$(wildcard idgen--*.sql)) $(wildcard idgen--*.
 # pg_regress (sql/, expected/) and isolation tests (test/specs,
 # test/expected).  installcheck runs them against the running server in
 # databases contrib_regression and isolation_regression.
-REGRESS = snowflake decode gene codec segment segment_cache segment_privilege arrivals currval adopt adopt_matrix partitions bad_input
+REGRESS = snowflake decode gene codec segment segment_cache segment_privilege arrivals currval adopt adopt_matrix partitions bad_input refusals
 ISOLATION = snowflake_concurrent segment_privilege
 ISOLATION_OPTS = --inputdir=$(srcdir)/test
-EXTRA_CLEAN = tmp_check/ tmp_instance/ $(DATA_built)
+EXTRA_CLEAN = tmp_check/ tmp_instance/ $(DATA_built) src/*.gcno src/*.gcda
 
 # Warnings are errors
 PG_CFLAGS = -std=gnu11 -Wall -Wextra -Werror -Wno-unused-parameter \
 	-Wno-missing-field-initializers -Wno-sign-compare
+
+# COVERAGE=1: built for gcov (-O0 --coverage), each process writing its
+# counts (.gcda) next to the objects when it exits; test/run.sh builds its
+# scratch copy so on IDGEN_NEIGHBOURS_MAJOR and test/coverage.sh reports
+# (CONTRIBUTING.md, Coverage)
+ifeq ($(COVERAGE),1)
+PG_CFLAGS += -O0 --coverage
+SHLIB_LINK += --coverage
+endif
 
 # The remote worker leases node ids from a registry database and reaches a
 # central segment server over libpq (src/pqconn.c), linked the way

@@ -11,6 +11,8 @@
 #   FUZZ_SECONDS=N  seconds per fuzz target (default 15 on IDGEN_NEIGHBOURS_MAJOR
 #                   of test/pg_major.sh, 0 on other versions; 0 skips fuzzing)
 #   TAP_TESTS="t/010_x.pl ..."  run only these TAP tests (paths from test/)
+#   COVERAGE=0      no coverage build and report on IDGEN_NEIGHBOURS_MAJOR
+#                   (test/coverage.sh; CONTRIBUTING.md, Coverage)
 #   PGEDGE_SRC=DIR  a checkout of pgEdge's snowflake: built and installed
 #                   first, so that t/084 checks the 'pgedge' preset against it
 set -uo pipefail
@@ -47,6 +49,22 @@ work=$(mktemp -d /tmp/idgen-test.XXXXXX)
 rsync -a --exclude .git --exclude 'tmp_*' --exclude results "$top/" "$work/"
 [ "$(id -u)" -eq 0 ] && chown -R postgres: "$work"
 chmod 755 "$work"
+
+# Coverage (issue 40, point 3), on the neighbours' version: the scratch
+# copy is built again with "make COVERAGE=1" as the server user and
+# installed, so that every process of the suite that loads idgen writes its
+# counts next to the objects there; test/coverage.sh reports them at the end
+coverage=0
+if [ "$PG_MAJOR" = "$IDGEN_NEIGHBOURS_MAJOR" ] && [ "${COVERAGE:-1}" != 0 ]; then
+	echo "== build with coverage in $work [at ${SECONDS} s]"
+	if as_pg_user make -s -C "$work" PG_CONFIG="$PG_CONFIG" clean &&
+		as_pg_user make -s -C "$work" PG_CONFIG="$PG_CONFIG" COVERAGE=1 &&
+		make -s -C "$work" PG_CONFIG="$PG_CONFIG" COVERAGE=1 install; then
+		coverage=1
+	else
+		fail "build with coverage (make COVERAGE=1)"
+	fi
+fi
 
 echo "== include structure [at ${SECONDS} s]"
 if bash test/check_includes.sh; then
@@ -89,7 +107,9 @@ fi
 
 echo "== unit tests (plain C) [at ${SECONDS} s]"
 if [ -f test/unit/Makefile ]; then
-	out=$(as_pg_user make -s -C "$work/test/unit" run 2>&1)
+	unit_cflags=()
+	[ $coverage = 1 ] && unit_cflags=(CFLAGS="-std=c11 -O0 -g -Wall -Wextra -Werror --coverage")
+	out=$(as_pg_user make -s -C "$work/test/unit" run "${unit_cflags[@]}" 2>&1)
 	echo "$out" | tail -20
 	line=$(echo "$out" | grep -E '^[0-9]+ passed, [0-9]+ failed$' | tail -1)
 	if [ -n "$line" ]; then
@@ -231,6 +251,18 @@ for t in $tap_tests; do
 		fail "tap $t"
 	fi
 done
+
+if [ $coverage = 1 ]; then
+	echo "== coverage of src/*.c (test/coverage.sh) [at ${SECONDS} s]"
+	# the floors hold for the whole suite: with TAP_TESTS only the table
+	floors=()
+	[ -n "${TAP_TESTS:-}" ] && floors=(COVERAGE_MIN_LINES=0 COVERAGE_MIN_BRANCHES=0)
+	if env "${floors[@]}" bash test/coverage.sh "$work"; then
+		pass "coverage of src/*.c reported, above its floors"
+	else
+		fail "coverage of src/*.c (test/coverage.sh)"
+	fi
+fi
 
 echo
 [ ${#failures[@]} -gt 0 ] && printf 'failed: %s\n' "${failures[@]}"

@@ -48,8 +48,9 @@ neighbours=(golang-go golang-github-lib-pq-dev golang-github-jackc-pgx-v4-dev
 	prometheus prometheus-postgres-exporter prometheus-sql-exporter)
 if [ "$PG_MAJOR" = "$IDGEN_NEIGHBOURS_MAJOR" ]; then
 	optional+=("${neighbours[@]}")
-	# test/static.sh's analyzers, run on this version only
-	pkgs+=(cppcheck clang-tools)
+	# test/static.sh's analyzers and test/coverage.sh's gcovr, run on
+	# this version only
+	pkgs+=(cppcheck clang-tools gcovr)
 elif [ "$PG_MAJOR" = "$IDGEN_CLIENTS_SECOND_MAJOR" ]; then
 	# the clients of t/098 whose versions differ in a way the page's code
 	# feels, on a second version (test/pg_major.sh)

@@ -49,6 +49,18 @@ SKIP:
 		'gene_id(origin, key, bits), pure arithmetic, works on the standby');
 }
 
+# Nor does a superuser move the generator on the standby (issue 40, point
+# 3: no test reached this refusal); the error is expected, so kept out of
+# the log that no_unexpected_errors reads
+($ret, $out, $err) = try_sql($standby,
+	'SET log_min_messages = fatal; SELECT idgen.snowflake_advance('
+	  . max_of(@$ids) . ')');
+isnt($ret, 0, 'snowflake_advance fails on the standby');
+like(
+	$err,
+	qr/ERROR:  25006: cannot advance the snowflake generator during recovery/,
+	'with SQLSTATE 25006');
+
 # Status and the replicated reservation (the worker starts on its own
 # schedule: wait for it rather than assume it is up by now)
 ok( $standby->poll_query_until(

@@ -1,0 +1,81 @@
+#!/usr/bin/env bash
+# Line and branch coverage of src/*.c (issue 40, point 3), from the counts
+# that a tree built with "make COVERAGE=1" collected while the suite ran
+# (test/run.sh does this on IDGEN_NEIGHBOURS_MAJOR): gcovr (Debian's
+# package) reads them; this prints one line per file (lines and branches
+# covered), the totals, and every function of which under 80% of the lines
+# ran.  Fails when gcovr is missing, found no counts, or the totals fall
+# under the floors, which sit just under the figures CONTRIBUTING.md
+# records, so that a change losing tested lines fails.
+#   bash test/coverage.sh DIR     DIR: the built tree (its src/*.gcno, *.gcda)
+#   COVERAGE_MIN_LINES=N COVERAGE_MIN_BRANCHES=N   other floors (percent;
+#                                 default: those below)
+#   COVERAGE_JSON=FILE            keep gcovr's JSON report there too
+set -uo pipefail
+dir=${1:?usage: $0 DIR}
+# The floors: just under the figures of CONTRIBUTING.md (Coverage)
+min_lines=${COVERAGE_MIN_LINES:-91.5}
+min_branches=${COVERAGE_MIN_BRANCHES:-73}
+
+if ! command -v gcovr >/dev/null; then
+	echo "coverage: gcovr not found (Debian's gcovr)"
+	exit 1
+fi
+if ! compgen -G "$dir/src/*.gcda" >/dev/null; then
+	echo "coverage: no counts (.gcda) in $dir/src: was it built with make COVERAGE=1, and did the tests run?"
+	exit 1
+fi
+json=${COVERAGE_JSON:-$(mktemp /tmp/idgen-coverage.XXXXXX.json)}
+# The objects of src/ and those of the unit tests (test/unit, built with
+# --coverage by test/run.sh), merged per source file
+if ! (cd "$dir" && gcovr -r . -f 'src/[^/]*\.c$' --json "$json" .) >"$json.log" 2>&1; then
+	cat "$json.log"
+	echo "coverage: gcovr failed"
+	exit 1
+fi
+rm -f "$json.log"
+python3 - "$json" "$min_lines" "$min_branches" <<'EOF'
+import json, sys
+path, min_lines, min_branches = sys.argv[1], float(sys.argv[2]), float(sys.argv[3])
+files = sorted(json.load(open(path))["files"], key=lambda f: f["file"])
+def pct(a, b):
+    return 100.0 * a / b if b else 100.0
+tl = tlc = tb = tbc = 0
+low = []
+print("%-22s %15s %8s %15s %8s" % ("file", "lines", "", "branches", ""))
+for f in files:
+    lines = [l for l in f["lines"] if not l.get("gcovr/noncode")]
+    lc = sum(1 for l in lines if l["count"] > 0)
+    br = [b for l in lines for b in l.get("branches", [])]
+    bc = sum(1 for b in br if b["count"] > 0)
+    tl += len(lines); tlc += lc; tb += len(br); tbc += bc
+    print("%-22s %7d / %5d %7.1f%% %7d / %5d %7.1f%%"
+          % (f["file"], lc, len(lines), pct(lc, len(lines)), bc, len(br), pct(bc, len(br))))
+    # A function's lines: from its first line to the next function's
+    funcs = sorted(f.get("functions", []), key=lambda g: g["lineno"])
+    for i, g in enumerate(funcs):
+        end = funcs[i + 1]["lineno"] if i + 1 < len(funcs) else 1 << 30
+        own = [l for l in lines if g["lineno"] <= l["line_number"] < end]
+        c = sum(1 for l in own if l["count"] > 0)
+        if own and pct(c, len(own)) < 80:
+            low.append((f["file"], g["name"], g["lineno"], c, len(own)))
+print("%-22s %7d / %5d %7.1f%% %7d / %5d %7.1f%%"
+      % ("total", tlc, tl, pct(tlc, tl), tbc, tb, pct(tbc, tb)))
+print()
+print("functions under 80% of their lines:")
+for file, name, lineno, c, n in low:
+    print("  %s:%d %s: %d of %d lines (%.0f%%)" % (file, lineno, name, c, n, pct(c, n)))
+ok = True
+if pct(tlc, tl) < min_lines:
+    print("coverage: lines %.1f%% under the floor of %.1f%%" % (pct(tlc, tl), min_lines))
+    ok = False
+if pct(tbc, tb) < min_branches:
+    print("coverage: branches %.1f%% under the floor of %.1f%%" % (pct(tbc, tb), min_branches))
+    ok = False
+print("coverage: lines %.1f%%, branches %.1f%% (floors %.1f%%, %.1f%%)"
+      % (pct(tlc, tl), pct(tbc, tb), min_lines, min_branches))
+sys.exit(0 if ok else 1)
+EOF
+rc=$?
+[ -n "${COVERAGE_JSON:-}" ] || rm -f "$json"
+exit $rc
