@@ -4,6 +4,7 @@
 #
 #   bash test/sanitize.sh
 #   bash test/sanitize.sh --list   the TAP tests it runs
+#   bash test/sanitize.sh valgrind "make check" under Valgrind (below)
 #
 # 1. PostgreSQL 15 from Debian's own source package of this machine's
 #    release (apt-get source postgresql-15, with deb-src lines made from
@@ -58,6 +59,25 @@ if [ "${1:-}" = --list ]; then
 	echo $tap_tests
 	exit 0
 fi
+# "valgrind": PostgreSQL 15 built with USE_VALGRIND (PostgreSQL's
+# buildfarm's Valgrind animals' way: memory contexts tell Valgrind what is
+# allocated), the server run under Valgrind's memcheck with PostgreSQL's
+# src/tools/valgrind.supp, for "make check" (pg_regress and isolation)
+mode=asan
+case ${1:-} in
+valgrind) mode=valgrind ;;
+"" | asan) ;;
+*) echo "usage: $0 [asan|valgrind|--list]" >&2; exit 2 ;;
+esac
+if [ $mode = valgrind ]; then
+	build_cflags="-Og -ggdb -fno-omit-frame-pointer"
+	build_cppflags="-DUSE_VALGRIND"
+	build_ldflags=
+else
+	build_cflags=$SAN_CFLAGS
+	build_cppflags=
+	build_ldflags="-fsanitize=address,undefined"
+fi
 
 passed=0
 failed=0
@@ -75,8 +95,9 @@ finish() {
 
 as_pg_user() {
 	if [ "$(id -u)" -eq 0 ]; then
-		runuser -u postgres -- env PATH="$PATH" ASAN_OPTIONS="$ASAN_OPTIONS" \
-			UBSAN_OPTIONS="$UBSAN_OPTIONS" "$@"
+		runuser -u postgres -- env PATH="$PATH" ASAN_OPTIONS="${ASAN_OPTIONS:-}" \
+			UBSAN_OPTIONS="${UBSAN_OPTIONS:-}" PGCTLTIMEOUT="${PGCTLTIMEOUT:-60}" \
+			IDGEN_VALGRIND_LOGS="${IDGEN_VALGRIND_LOGS:-}" "$@"
 	else
 		"$@"
 	fi
@@ -86,6 +107,7 @@ as_pg_user() {
 # brings LLVM, ICU, the documentation toolchain, ...)
 build_deps=(dpkg-dev gcc make bison flex perl libipc-run-perl zlib1g-dev
 	libssl-dev pkg-config rsync)
+[ $mode = valgrind ] && build_deps+=(valgrind)
 
 # deb-src lines for every archive of this machine's apt sources (one-line
 # and deb822 forms), so that apt-get source finds the same release's source
@@ -129,9 +151,15 @@ if [ -z "$version" ]; then
 	fail "no source package postgresql-$pg_major in this machine's apt sources (deb-src)"
 	finish
 fi
-key=$(printf '%s\n' "$version" "$SAN_CFLAGS" "${configure_flags[*]}" | sha256sum | cut -c1-12)
-prefix=$cache/pg$pg_major-$version-$key
-echo "== PostgreSQL $pg_major $version, $SAN_CFLAGS ${configure_flags[*]}: $prefix [at ${SECONDS} s]"
+key=$(printf '%s\n' "$version" "$build_cflags" "$build_cppflags" "$build_ldflags" "${configure_flags[*]}" |
+	sha256sum | cut -c1-12)
+# The prefix's name contains "postgresql": Debian's source (its patch
+# 50-per-version-dirs) puts the server's modules and PGXS into
+# /usr/lib/postgresql/15/lib, Debian's own package's directory, unless the
+# library directory's path names postgres or pgsql, as PostgreSQL's own
+# Makefile.global does (make install would overwrite Debian's files)
+prefix=$cache/postgresql-$pg_major-$version-$mode-$key
+echo "== PostgreSQL $pg_major $version, $build_cflags $build_cppflags ${configure_flags[*]}: $prefix [at ${SECONDS} s]"
 
 if [ ! -x "$prefix/bin/postgres" ] || [ ! -e "$prefix/.complete" ]; then
 	if [ "$(id -u)" -ne 0 ]; then
@@ -150,18 +178,47 @@ if [ ! -x "$prefix/bin/postgres" ] || [ ! -e "$prefix/.complete" ]; then
 	rm -rf --one-file-system "$prefix"
 	mkdir -p "$cache"
 	if ! (cd "$srcdir" &&
-		./configure --prefix="$prefix" "${configure_flags[@]}" CFLAGS="$SAN_CFLAGS" \
-			LDFLAGS="-fsanitize=address,undefined" >"$build/configure.log" 2>&1 &&
+		./configure --prefix="$prefix" "${configure_flags[@]}" CFLAGS="$build_cflags" \
+			CPPFLAGS="$build_cppflags" LDFLAGS="$build_ldflags" >"$build/configure.log" 2>&1 &&
 		make -s -j"$jobs" >"$build/make.log" 2>&1 &&
 		make -s install >"$build/install.log" 2>&1); then
 		tail -40 "$build/configure.log" "$build/make.log" "$build/install.log" 2>/dev/null
 		fail "PostgreSQL $pg_major $version did not build (logs in $build)"
 		finish
 	fi
+	if [ $mode = valgrind ]; then
+		# PostgreSQL's suppressions, and bin/postgres replaced by a
+		# script running the server under Valgrind (initdb's bootstrap
+		# and single-user runs and version checks run without it)
+		cp "$srcdir/src/tools/valgrind.supp" "$prefix/share/valgrind.supp" &&
+			mv "$prefix/bin/postgres" "$prefix/bin/postgres.bin" || { fail "valgrind wrapper"; finish; }
+		cat >"$prefix/bin/postgres" <<EOW
+#!/bin/sh
+# postgres under Valgrind (test/sanitize.sh valgrind); logs one file per
+# process into \$IDGEN_VALGRIND_LOGS
+case "\$1" in
+--boot | --single | -V | --version | -C | --describe-config | --check) exec "\$0.bin" "\$@" ;;
+esac
+exec valgrind --trace-children=yes --track-origins=yes --read-var-info=no \\
+	--read-inline-info=yes --num-callers=20 --leak-check=no --error-limit=no \\
+	--gen-suppressions=all --suppressions="$prefix/share/valgrind.supp" \\
+	--error-markers=VALGRINDERROR-BEGIN,VALGRINDERROR-END \\
+	--log-file="\${IDGEN_VALGRIND_LOGS:-/tmp}/%p.log" "\$0.bin" "\$@"
+EOW
+		chmod 755 "$prefix/bin/postgres"
+	fi
 	touch "$prefix/.complete"
 	case $build in /tmp/idgen-sanitize-build.*) rm -rf --one-file-system "$build" ;; esac
 	echo "== PostgreSQL built and installed [at ${SECONDS} s]"
 fi
+# Everything of this build, PGXS and the server's modules included, lies
+# under the prefix (see above)
+for d in pkglibdir pgxs sharedir includedir-server; do
+	case $("$prefix/bin/pg_config" --$d) in
+	"$prefix"/*) ;;
+	*) fail "pg_config --$d of $prefix lies outside it: $("$prefix/bin/pg_config" --$d)"; finish ;;
+	esac
+done
 pg_config=$prefix/bin/pg_config
 export PATH="$prefix/bin:$PATH"
 
@@ -187,7 +244,7 @@ chmod 755 "$work"
 echo "== build and install idgen against $prefix [at ${SECONDS} s]"
 if ! as_pg_user make -s -C "$work" PG_CONFIG="$pg_config" >"$work/build.log" 2>&1; then
 	cat "$work/build.log"
-	fail "idgen build with $SAN_CFLAGS"
+	fail "idgen build with $build_cflags $build_cppflags"
 	finish
 fi
 if ! make -s -C "$work" PG_CONFIG="$pg_config" install >>"$work/build.log" 2>&1; then
@@ -195,6 +252,49 @@ if ! make -s -C "$work" PG_CONFIG="$pg_config" install >>"$work/build.log" 2>&1;
 	fail "idgen install into $prefix"
 	finish
 fi
+if [ $mode = valgrind ]; then
+	export IDGEN_VALGRIND_LOGS=$work/valgrind PGCTLTIMEOUT=900
+	mkdir -p "$IDGEN_VALGRIND_LOGS"
+	[ "$(id -u)" -eq 0 ] && chown postgres: "$IDGEN_VALGRIND_LOGS"
+	echo "== make check (pg_regress, isolation) under Valgrind [at ${SECONDS} s]"
+	as_pg_user env -u TAP_TESTS make -s --no-print-directory -C "$work" PG_CONFIG="$pg_config" \
+		check TEMP_PORT=58533 >"$work/check.log" 2>&1
+	grep -E '^(test| *[a-z_]+ +\.\.\.|ok|not ok)' "$work/check.log" || true
+	for t in $(make -s --no-print-directory -C "$work" PG_CONFIG="$pg_config" print-tests); do
+		if grep -qE "(^|[ ])$t +\.\.\. +ok" "$work/check.log"; then
+			pass "make check under Valgrind: $t"
+		else
+			fail "make check under Valgrind: $t"
+		fi
+	done
+	for f in "$work/regression.diffs" "$work/output_iso/regression.diffs"; do
+		[ -s "$f" ] && { echo "-- $f:"; head -60 "$f"; }
+	done
+	# Each error Valgrind reported (between its markers), and those with
+	# a frame in idgen's library
+	n=$(grep -l 'Memcheck, a memory error detector' "$IDGEN_VALGRIND_LOGS"/*.log 2>/dev/null | wc -l)
+	errors=$(cat "$IDGEN_VALGRIND_LOGS"/*.log 2>/dev/null | awk '
+		/VALGRINDERROR-BEGIN/ { inb = 1; b = ""; next }
+		/VALGRINDERROR-END/ { inb = 0; all++; if (b ~ /idgen\.so/) { ours++; print b "----" } next }
+		inb { b = b $0 "\n" }
+		END { printf "%d errors in all, %d in idgen\n", all, ours }')
+	echo "$errors" | tail -1
+	if [ "$n" -gt 0 ] && grep -q 'postgres.bin' "$IDGEN_VALGRIND_LOGS"/*.log; then
+		pass "the server ran under Valgrind ($n processes)"
+	else
+		fail "no process ran under Valgrind (logs in $IDGEN_VALGRIND_LOGS)"
+	fi
+	if echo "$errors" | tail -1 | grep -q ', 0 in idgen$'; then
+		pass "Valgrind: no error in idgen's code ($(echo "$errors" | tail -1))"
+	else
+		echo "$errors" | head -200
+		fail "Valgrind: errors in idgen's code ($(echo "$errors" | tail -1))"
+	fi
+	grep -l 'VALGRINDERROR-BEGIN' "$IDGEN_VALGRIND_LOGS"/*.log 2>/dev/null | head -5
+	echo "test output kept in $work"
+	finish
+fi
+
 # The same flags as the server's, from its pg_config
 case " $("$pg_config" --cflags) " in
 *" -fsanitize=address,undefined "*) pass "idgen built with the server's sanitizers and -Werror" ;;
