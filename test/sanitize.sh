@@ -69,6 +69,10 @@ valgrind) mode=valgrind ;;
 "" | asan) ;;
 *) echo "usage: $0 [asan|valgrind|--list]" >&2; exit 2 ;;
 esac
+# Valgrind's options (in the build's key: the script running the server
+# under Valgrind is made with the build); --fullpath-after= prints each
+# frame's whole source path, which tells idgen's code from the server's
+vg_opts="--trace-children=yes --track-origins=yes --read-var-info=no --read-inline-info=yes --num-callers=20 --leak-check=no --error-limit=no --gen-suppressions=all --fullpath-after= --error-markers=VALGRINDERROR-BEGIN,VALGRINDERROR-END"
 if [ $mode = valgrind ]; then
 	build_cflags="-Og -ggdb -fno-omit-frame-pointer"
 	build_cppflags="-DUSE_VALGRIND"
@@ -151,7 +155,8 @@ if [ -z "$version" ]; then
 	fail "no source package postgresql-$pg_major in this machine's apt sources (deb-src)"
 	finish
 fi
-key=$(printf '%s\n' "$version" "$build_cflags" "$build_cppflags" "$build_ldflags" "${configure_flags[*]}" |
+key=$(printf '%s\n' "$version" "$build_cflags" "$build_cppflags" "$build_ldflags" "${configure_flags[*]}" \
+	"$([ $mode = valgrind ] && echo "$vg_opts")" |
 	sha256sum | cut -c1-12)
 # The prefix's name contains "postgresql": Debian's source (its patch
 # 50-per-version-dirs) puts the server's modules and PGXS into
@@ -199,10 +204,7 @@ if [ ! -x "$prefix/bin/postgres" ] || [ ! -e "$prefix/.complete" ]; then
 case "\$1" in
 --boot | --single | -V | --version | -C | --describe-config | --check) exec "\$0.bin" "\$@" ;;
 esac
-exec valgrind --trace-children=yes --track-origins=yes --read-var-info=no \\
-	--read-inline-info=yes --num-callers=20 --leak-check=no --error-limit=no \\
-	--gen-suppressions=all --suppressions="$prefix/share/valgrind.supp" \\
-	--error-markers=VALGRINDERROR-BEGIN,VALGRINDERROR-END \\
+exec valgrind $vg_opts --suppressions="$prefix/share/valgrind.supp" \\
 	--log-file="\${IDGEN_VALGRIND_LOGS:-/tmp}/%p.log" "\$0.bin" "\$@"
 EOW
 		chmod 755 "$prefix/bin/postgres"
@@ -213,10 +215,12 @@ EOW
 fi
 # Everything of this build, PGXS and the server's modules included, lies
 # under the prefix (see above)
+# (pg_config is built with ASan: no leak check at its exit)
 for d in pkglibdir pgxs sharedir includedir-server; do
-	case $("$prefix/bin/pg_config" --$d) in
+	dir=$(ASAN_OPTIONS=detect_leaks=0 "$prefix/bin/pg_config" --$d)
+	case $dir in
 	"$prefix"/*) ;;
-	*) fail "pg_config --$d of $prefix lies outside it: $("$prefix/bin/pg_config" --$d)"; finish ;;
+	*) fail "pg_config --$d of $prefix lies outside it: $dir"; finish ;;
 	esac
 done
 pg_config=$prefix/bin/pg_config
@@ -271,11 +275,12 @@ if [ $mode = valgrind ]; then
 		[ -s "$f" ] && { echo "-- $f:"; head -60 "$f"; }
 	done
 	# Each error Valgrind reported (between its markers), and those with
-	# a frame in idgen's library
+	# a frame in idgen's code: a source file of this copy's src/ (whole
+	# paths, --fullpath-after=), or idgen.so where a frame has no line
 	n=$(grep -l 'Memcheck, a memory error detector' "$IDGEN_VALGRIND_LOGS"/*.log 2>/dev/null | wc -l)
-	errors=$(cat "$IDGEN_VALGRIND_LOGS"/*.log 2>/dev/null | awk '
+	errors=$(cat "$IDGEN_VALGRIND_LOGS"/*.log 2>/dev/null | awk -v ours_src="($work/src/" '
 		/VALGRINDERROR-BEGIN/ { inb = 1; b = ""; next }
-		/VALGRINDERROR-END/ { inb = 0; all++; if (b ~ /idgen\.so/) { ours++; print b "----" } next }
+		/VALGRINDERROR-END/ { inb = 0; all++; if (index(b, ours_src) || b ~ /idgen\.so/) { ours++; print b "----" } next }
 		inb { b = b $0 "\n" }
 		END { printf "%d errors in all, %d in idgen\n", all, ours }')
 	echo "$errors" | tail -1
