@@ -89,6 +89,16 @@ failures=()
 pass() { passed=$((passed + 1)); echo "ok: $1"; }
 fail() { failed=$((failed + 1)); failures+=("$1"); echo "FAILED: $1"; }
 finish() {
+	# idgen's build products go (test/package.sh then finds no idgen
+	# built outside its package: the scratch copy's objects and libraries,
+	# the fake clock's, idgen's files in the prefix); test output stays
+	if [ -n "${work:-}" ] && [ -f "$work/idgen.control" ]; then
+		find "$work" \( -name '*.o' -o -name '*.so' -o -name '*.bc' \) -delete
+		rm -f "$work"/idgen--*.sql
+	fi
+	if [ -n "${prefix:-}" ] && [ -d "$prefix" ]; then
+		rm -f "$prefix/lib/idgen.so" "$prefix"/share/extension/idgen*
+	fi
 	echo
 	[ ${#failures[@]} -gt 0 ] && printf 'failed: %s\n' "${failures[@]}"
 	echo "test/sanitize.sh took ${SECONDS} s"
