@@ -25,7 +25,8 @@
 #   IDGEN_MATRIX_CACHE   where the chroots live (default /var/cache/idgen-matrix)
 #   IDGEN_MATRIX_MIRROR  Debian mirror (default: the first one in this
 #                machine's apt sources)
-#   FUZZ_SECONDS, TAP_TESTS  passed on to test/run.sh
+#   FUZZ_SECONDS, TAP_TESTS, IDGEN_SANITIZE, SANITIZE_TAP_TESTS  passed on
+#                to test/run.sh (and its test/sanitize.sh)
 # Needs root (debootstrap, chroot, mount) and installs debootstrap if missing.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -311,6 +312,7 @@ run_version() {
 			[ $rc -eq 0 ] || echo "FAILED: demo (exit $rc)"
 			echo "== PG_MAJOR=$n bash test/run.sh"
 			in_root "$root" env PG_MAJOR="$n" FUZZ_SECONDS="${FUZZ_SECONDS:-}" TAP_TESTS="${TAP_TESTS:-}" \
+				IDGEN_SANITIZE="${IDGEN_SANITIZE:-}" SANITIZE_TAP_TESTS="${SANITIZE_TAP_TESTS:-}" \
 				bash -c 'cd /root/idgen && bash test/run.sh'
 			echo "== bash test/package.sh"
 			in_root "$root" env PG_MAJOR="$n" bash -c 'cd /root/idgen && bash test/package.sh'
@@ -324,6 +326,7 @@ run_version() {
 			in_root "$root" apt-get clean
 			in_root "$root" env PG_CONFIG=/usr/lib/postgresql/$n/bin/pg_config \
 				FUZZ_SECONDS="${FUZZ_SECONDS:-}" TAP_TESTS="${TAP_TESTS:-}" \
+				IDGEN_SANITIZE="${IDGEN_SANITIZE:-}" SANITIZE_TAP_TESTS="${SANITIZE_TAP_TESTS:-}" \
 				bash -c 'cd /root/idgen && bash test/run.sh'
 			echo "== bash test/package.sh"
 			in_root "$root" env PG_CONFIG=/usr/lib/postgresql/$n/bin/pg_config \

@@ -161,6 +161,55 @@ else
 	echo "(not on PostgreSQL $PG_MAJOR: static analysis runs on $IDGEN_NEIGHBOURS_MAJOR)"
 fi
 
+# idgen under AddressSanitizer and UBSan in an assert-enabled PostgreSQL
+# 15 built from Debian's source package (test/sanitize.sh), on the
+# neighbours' version only: with the whole suite (TAP_TESTS unset) or
+# IDGEN_SANITIZE=1; IDGEN_SANITIZE=0 leaves it out.  It needs root (apt-get
+# and the build) unless its build is in the cache already.  Each of its
+# results counts here.
+echo "== sanitizers, assert-enabled PostgreSQL 15 (test/sanitize.sh) [at ${SECONDS} s]"
+sanitized=
+sanitize=${IDGEN_SANITIZE:-}
+[ -z "$sanitize" ] && { [ -z "${TAP_TESTS:-}" ] && sanitize=1 || sanitize=0; }
+if [ "$PG_MAJOR" != "$IDGEN_NEIGHBOURS_MAJOR" ] || [ "$PG_MAJOR" != 15 ]; then
+	echo "(not on PostgreSQL $PG_MAJOR: test/sanitize.sh builds 15 and runs on $IDGEN_NEIGHBOURS_MAJOR)"
+elif [ "$sanitize" != 1 ]; then
+	echo "(left out: TAP_TESTS is set; IDGEN_SANITIZE=1 runs it)"
+else
+	bash test/sanitize.sh >"$work/sanitize.log" 2>&1
+	grep -E '^(ok|FAILED): ' "$work/sanitize.log"
+	line=$(grep -E '^sanitize: [0-9]+ passed, [0-9]+ failed$' "$work/sanitize.log" | tail -1)
+	if [ -n "$line" ]; then
+		passed=$((passed + $(echo "$line" | cut -d' ' -f2)))
+		n=$(echo "$line" | cut -d' ' -f4)
+		if [ "$n" -gt 0 ]; then
+			grep -A60 -E '^-- sanitizer report|^FAILED: ' "$work/sanitize.log" | head -200
+			while IFS= read -r l; do
+				fail "sanitize: ${l#FAILED: }"
+			done < <(grep -E '^FAILED: ' "$work/sanitize.log")
+			# a failure the script counted without a FAILED line
+			m=$(grep -cE '^FAILED: ' "$work/sanitize.log")
+			[ "$n" -gt "$m" ] && failed=$((failed + n - m))
+		fi
+	else
+		tail -40 "$work/sanitize.log"
+		fail "test/sanitize.sh printed no result (log: $work/sanitize.log)"
+	fi
+	grep -E '^test/sanitize.sh took' "$work/sanitize.log"
+	# The TAP tests it ran (passed or failed) ran against PostgreSQL 15
+	# already, assert-enabled and under the sanitizers: without coverage
+	# (COVERAGE=0) the whole suite below leaves them out here (the other
+	# versions run them against Debian's builds), to save time; with
+	# coverage they run again, as coverage is the whole suite's
+	# (CONTRIBUTING, Every version at once); those it did not reach (its
+	# build failed) run below
+	if [ $coverage != 1 ]; then
+		sanitized=" $(grep -oE '^(ok|FAILED): tap test/t/[^ :]+\.pl' "$work/sanitize.log" |
+			sed -E 's/^.*tap test\///' | tr '\n' ' ') "
+		[ -n "${sanitized// /}" ] || sanitized=
+	fi
+fi
+
 # The make targets, as the server user, in the scratch copy
 # (TAP_TESTS is this script's knob, not PGXS's switch of the same name)
 mk() { as_pg_user env -u TAP_TESTS make -s --no-print-directory -C "$work" PG_CONFIG="$PG_CONFIG" "$@"; }
@@ -223,6 +272,10 @@ named_in() {
 	done | sort -u
 }
 tap_tests=${TAP_TESTS:-$(cd "$work/test" && ls t/*.pl 2>/dev/null)}
+if [ -z "${TAP_TESTS:-}" ] && [ -n "${sanitized:-}" ]; then
+	echo "(left out here, run by test/sanitize.sh above:$sanitized)"
+	tap_tests=$(for t in $tap_tests; do case $sanitized in *" $t "*) ;; *) echo "$t" ;; esac; done)
+fi
 for t in $tap_tests; do
 	t=test/${t#test/}
 	name=$(basename "$t" .pl)
