@@ -180,6 +180,7 @@ keep_tags(void)
 			   *tags;
 	int			nold,
 				n = 0;
+	MemoryContext caller;
 	const char *tables[] = {"segment_alloc", "segment_dropped", "segment_floor"};
 
 	initStringInfo(&q);
@@ -198,10 +199,17 @@ keep_tags(void)
 
 	nold = read_kept(MyDatabaseId, &old);
 	PushActiveSnapshot(GetTransactionSnapshot());
+	caller = CurrentMemoryContext;
 	SPI_connect();
 	if (SPI_execute(q.data, true, 0) != SPI_OK_SELECT)
 		elog(ERROR, "could not read the segment tags");
-	tags = palloc0(sizeof(KeptTag) * (SPI_processed + nold + 1));
+	/*
+	 * In the caller's context: SPI_finish frees what was allocated after
+	 * SPI_connect, and the tags are written after it (an assert-enabled
+	 * server fills freed memory with 0x7f: the file was written corrupt)
+	 */
+	tags = MemoryContextAllocZero(caller,
+								  sizeof(KeptTag) * (SPI_processed + nold + 1));
 	n = 0;
 	for (uint64 i = 0; i < SPI_processed; i++)
 	{
