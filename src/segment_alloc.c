@@ -53,8 +53,8 @@
  * standby that has not flushed within idgen.segment_standby_wait is named
  * in a WARNING, the tag's standby_timeouts counts it, and the segments are
  * published anyway: a failover to that standby may hand them out again.
- * Logical walsenders, standbys still catching up and standbys of standbys
- * are not waited for; with no standby streaming nothing is.
+ * Standbys still catching up are waited for too; logical walsenders and
+ * standbys of standbys are not; with no standby connected nothing is.
  *
  * Publishing re-finds the slot by tag under the LWLock (shared) and checks
  * its generation, so a tag dropped or altered meanwhile is not refilled with
@@ -635,9 +635,11 @@ publish(const SegmentNeed *need, AllocResult result, int64 first, int64 len,
 /*
  * How many physical standbys streaming from this server have not flushed
  * WAL up to lsn; the pids of the first max of them in pids.  A walsender
- * counts while its state is streaming (or stopping), as for synchronous
- * replication: one still catching up was behind anyway.  Each entry is read
- * under its spinlock, as pg_stat_replication reads it.
+ * counts while its state is streaming, catching up or stopping: a standby
+ * still catching up can be promoted too (Patroni promotes one within
+ * maximum_lag_on_failover), and t/115 repeated segment IDs when one that
+ * had just rejoined was not waited for.  Each entry is read under its
+ * spinlock, as pg_stat_replication reads it.
  */
 static int
 standbys_behind(XLogRecPtr lsn, pid_t *pids, int max)
@@ -660,7 +662,8 @@ standbys_behind(XLogRecPtr lsn, pid_t *pids, int max)
 		flush = w->flush;
 		SpinLockRelease(&w->mutex);
 		if (pid == 0 ||
-			(state != WALSNDSTATE_STREAMING && state != WALSNDSTATE_STOPPING) ||
+			(state != WALSNDSTATE_STREAMING && state != WALSNDSTATE_CATCHUP &&
+			 state != WALSNDSTATE_STOPPING) ||
 			flush >= lsn)
 			continue;
 		/* A logical walsender is connected to a database; skip it */
