@@ -240,6 +240,7 @@ idgen_fixed_node(void)
 	static int	node = -1;
 	TimeLineID	tli;
 	bool		recovery;
+	int			n;
 
 	if (idgen_node_timeline_bits == 0)
 		return idgen_node_id;
@@ -251,10 +252,10 @@ idgen_fixed_node(void)
 	else
 		tli = GetWALInsertionTimeLine();
 	tli &= (((TimeLineID) 1) << idgen_node_timeline_bits) - 1;
-	if (recovery)
-		return (idgen_node_id << idgen_node_timeline_bits) | (int) tli;
-	node = (idgen_node_id << idgen_node_timeline_bits) | (int) tli;
-	return node;
+	n = (idgen_node_id << idgen_node_timeline_bits) | (int) tli;
+	if (!recovery)
+		node = n;
+	return n;
 }
 
 /* See snowflake.h */
