@@ -154,8 +154,11 @@ apt-get update -qq
 # from there, all at once so that they match; everything else from the
 # release.  (apt-get -t experimental would take other packages, perl, from
 # experimental too, which do not match the release's.)
-if ! apt-cache madison "postgresql-$PG_MAJOR" | grep -v ' experimental/' | grep -q . &&
-	apt-cache madison "postgresql-$PG_MAJOR" | grep -q ' experimental/'; then
+# (madison's output is read whole first: under pipefail, "… | grep -q"
+# fails when grep stops reading early and the writer dies of SIGPIPE)
+madison=$(apt-cache madison "postgresql-$PG_MAJOR")
+if ! grep -qv -e ' experimental/' -e '^$' <<<"$madison" &&
+	grep -q ' experimental/' <<<"$madison"; then
 	pg=(postgresql-$PG_MAJOR postgresql-server-dev-$PG_MAJOR postgresql-client-$PG_MAJOR
 		libpq-dev libpq5)
 	echo "setup: PostgreSQL $PG_MAJOR from experimental: ${pg[*]}"
