@@ -72,6 +72,8 @@ $n->safe_psql('postgres', 'CREATE EXTENSION idgen');
 like(wait_node($n, qr/not installed/),
 	qr/55000.*Citus is not installed in database "postgres"\..*HINT:.*CREATE EXTENSION citus/s,
 	'loaded but not installed in idgen.database: refused with 55000 and a hint');
+is($n->safe_psql('postgres', 'SELECT node_id IS NULL FROM idgen.snowflake_status()'),
+	't', 'snowflake_status shows no node id meanwhile');
 
 # Citus's catalog as far as idgen reads it: its extension row and two
 # tables in pg_catalog (the same columns and types idgen's query uses)
@@ -114,6 +116,8 @@ $n->safe_psql('postgres', q{
 	INSERT INTO pg_catalog.pg_dist_node VALUES (2, 3, 'w3', 5432, 'primary');
 });
 is(wait_node($n, qr/^3$/), '3', 'a worker of group 3: node id 3, without a restart');
+is($n->safe_psql('postgres', 'SELECT node_id FROM idgen.snowflake_status()'),
+	'3', 'snowflake_status shows node id 3');
 
 for my $sql ("SELECT idgen.segment_create('other')",
 	"SELECT idgen.segment_alter('orders', step => 20)",
