@@ -144,6 +144,19 @@ SET ROLE tp_member;
 SELECT idgen.segment_nextval('tp') >= 1000000 AS member_draws_new_tag;
 RESET ROLE;
 
+-- A transaction that changed a tag's privileges cannot be prepared (its
+-- change must reach every backend's cache at its end): 0A000, and the
+-- grant is rolled back with it
+BEGIN;
+SELECT idgen.segment_grant('tp', 'read', 'tp_member');
+\set VERBOSITY terse
+PREPARE TRANSACTION 'idgen_acl';
+\echo :LAST_ERROR_SQLSTATE
+\set VERBOSITY default
+SELECT count(*) AS prepared_grant_kept FROM idgen.segment_privilege
+  WHERE biz_tag = 'tp' AND grantee = 'tp_member';
+SELECT count(*) AS prepared FROM pg_prepared_xacts WHERE gid = 'idgen_acl';
+
 -- Revoking all from public also hides nothing the owner sees
 SET ROLE tp_owner;
 SELECT idgen.segment_revoke('tp', 'all', 'public');
