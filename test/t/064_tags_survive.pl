@@ -13,7 +13,9 @@
 #  - pg_restore --clean of a dump older than the tags' last allocations:
 #    the restored tags continue above every ID handed out, none repeats;
 #  - DROP DATABASE removes the database's kept tags;
-#  - DROP EXTENSION in idgen.database warns that snowflake IDs stop;
+#  - DROP EXTENSION in idgen.database warns that snowflake IDs stop; created
+#    again while the same idgen worker runs (it allocated from the old
+#    table), a tag created again there continues above every earlier ID;
 #  - on a central segment server without the preload, tags outlive DROP
 #    EXTENSION CASCADE made by a session that never loaded the library
 #    (the extension's event trigger loads it).
@@ -93,6 +95,11 @@ ok(-e $node->data_dir . "/idgen.tags.$dboid", 'the kept tags are in the data dir
 $node->safe_psql('postgres', 'DROP DATABASE app');
 ok(!-e $node->data_dir . "/idgen.tags.$dboid", 'DROP DATABASE removes them');
 
+# A tag of idgen.database, whose segments the idgen worker allocates
+$node->safe_psql('postgres', q{SELECT idgen.segment_create('p', 1, 10)});
+my @p = @{ draw_tag('postgres', 'p', 300) };
+my $p_max = $node->safe_psql('postgres', q{SELECT max_id FROM idgen.segment_alloc WHERE biz_tag = 'p'});
+
 # DROP EXTENSION in idgen.database stops snowflake IDs of the whole server:
 # it says so, with a hint
 ($ret, $out, $err) = try_sql($node, 'DROP EXTENSION idgen');
@@ -100,6 +107,16 @@ is($ret, 0, 'DROP EXTENSION idgen in idgen.database goes through');
 like($err, qr/WARNING:  01000: snowflake IDs of every database of this server stop until extension idgen is created again in database "postgres"/,
 	'with a warning that snowflake IDs stop');
 like($err, qr/HINT:  Run CREATE EXTENSION idgen in this database again/, 'and a hint');
+
+# Created again while the same idgen worker runs: the worker finds a new
+# idgen.segment_alloc and forgets every segment it buffered from the old
+# one; the tag created again continues above every earlier ID
+$node->safe_psql('postgres', 'CREATE EXTENSION idgen');
+$node->safe_psql('postgres', 'SELECT idgen.segment_create(\'p\', ' . ($p_max + 1) . ', 10)');
+my $p2 = draw_tag('postgres', 'p', 300);
+cmp_ok(min_of(@$p2), '>', max_of(@p),
+	'in idgen.database too, the tag created again continues above every earlier ID');
+is(scalar(duplicates(\@p, $p2)), 0, 'no ID of it twice');
 
 $node->stop;
 
