@@ -9,7 +9,10 @@
 #    buffers, then a call waits idgen.segment_wait_timeout and fails with
 #    SQLSTATE 08006 naming the central server;
 #  - once the central server is back, every issuer draws again by itself, and
-#    all IDs drawn before, during and after the outage are still distinct.
+#    all IDs drawn before, during and after the outage are still distinct;
+#  - the central server refusing the issuers' role (EXECUTE revoked): once
+#    its buffers run dry a call fails with 08006 quoting the central
+#    server's error, and after GRANT the issuer draws again, no ID twice.
 use strict;
 use warnings;
 use IPC::Run;
@@ -150,6 +153,28 @@ for my $n (@issuers)
 		q{INSERT INTO drawn SELECT idgen.segment_nextval('order') FROM generate_series(1, 500)});
 }
 check_distinct('before, during and after the outage');
+
+# The central server refuses the issuers' role (EXECUTE revoked): an SQL
+# error over a connection that stays good.  Once its buffers run dry the
+# caller fails with 08006 quoting the central server's error; granted
+# again, the issuer draws again by itself
+$central->safe_psql('postgres',
+	'REVOKE EXECUTE ON FUNCTION idgen.segment_allocate(text, bigint, bigint) FROM issuer');
+{
+	my ($ret, $out, $err) = try_sql($issuers[0],
+		q{INSERT INTO drawn SELECT idgen.segment_nextval('order') FROM generate_series(1, 3000)});
+	like($err,
+		qr/08006: could not draw an ID for segment tag "order".*DETAIL:  .*the last attempt failed: .*permission denied for function segment_allocate/s,
+		'the central server refusing the role: 08006 with its error');
+}
+$central->safe_psql('postgres',
+	'GRANT EXECUTE ON FUNCTION idgen.segment_allocate(text, bigint, bigint) TO issuer');
+ok($issuers[0]->poll_query_until('postgres', q{
+		WITH d AS (INSERT INTO drawn SELECT idgen.segment_nextval('order')
+			FROM generate_series(1, 200) RETURNING 1)
+		SELECT count(*) = 200 FROM d}),
+	'granted again, the issuer draws again');
+check_distinct('after the refusal');
 
 $_->stop for @issuers;
 $central->stop;
