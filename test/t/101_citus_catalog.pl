@@ -19,7 +19,7 @@
 #  - a group id above the layout's largest node id: refused, with the
 #    layout named;
 #  - a worker whose coordinator is not in pg_dist_node: node id kept, tags
-#    still refused.
+#    still refused; after a restart the first call issues node id 3.
 use strict;
 use warnings;
 use PostgreSQL::Test::Cluster;
@@ -169,6 +169,11 @@ $n->safe_psql('postgres', q{
 is(wait_node($n, qr/^3$/), '3', 'coordinator not in the metadata: node id 3 kept');
 ($rc, $out, $err) = try_sql($n, "SELECT idgen.segment_create('other')");
 like($err, qr/0A000.*on a Citus worker/s, 'still a worker: creating a tag refused');
+
+# Restarted: a call right after the start waits for the worker's first look
+# (or finds it done) and issues the group's node id
+$n->restart;
+is(node_of_new_id($n), '3', 'right after a restart, node id 3 at the first call');
 
 $n->stop;
 done_testing();
