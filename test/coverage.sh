@@ -4,7 +4,8 @@
 # (test/run.sh does this on IDGEN_NEIGHBOURS_MAJOR): gcovr (Debian's
 # package) reads them; this prints one line per file (lines and branches
 # covered), the totals, and every function of which under 80% of the lines
-# ran.  Fails when gcovr is missing, found no counts, or the totals fall
+# ran, where the branches not taken sit, and the lines never run of each
+# file under 90%.  Fails when gcovr is missing, found no counts, or the totals fall
 # under the floors, which sit just under the figures CONTRIBUTING.md
 # records, so that a change losing tested lines fails.
 #   bash test/coverage.sh DIR     DIR: the built tree (its src/*.gcno, *.gcda)
@@ -34,14 +35,21 @@ if ! (cd "$dir" && gcovr -r . -f 'src/[^/]*\.c$' --json "$json" .) >"$json.log" 
 	exit 1
 fi
 rm -f "$json.log"
-python3 - "$json" "$min_lines" "$min_branches" <<'EOF'
-import json, sys
-path, min_lines, min_branches = sys.argv[1], float(sys.argv[2]), float(sys.argv[3])
+python3 - "$json" "$min_lines" "$min_branches" "$dir" <<'EOF'
+import json, os, re, sys
+path, min_lines, min_branches, top = sys.argv[1], float(sys.argv[2]), float(sys.argv[3]), sys.argv[4]
 files = sorted(json.load(open(path))["files"], key=lambda f: f["file"])
 def pct(a, b):
     return 100.0 * a / b if b else 100.0
 tl = tlc = tb = tbc = 0
 low = []
+# Branches not taken, by where they sit: on lines that never ran (an
+# untested path), on lines that ran and start an ereport or elog (the
+# macro's test of errstart: for ERROR and above only one way can happen),
+# elsewhere on lines that ran (a condition tested one way only)
+not_run = on_report = elsewhere = 0
+report_re = re.compile(r'\b(ereport|elog)\s*\(')
+never = []
 print("%-22s %15s %8s %15s %8s" % ("file", "lines", "", "branches", ""))
 for f in files:
     lines = [l for l in f["lines"] if not l.get("gcovr/noncode")]
@@ -49,6 +57,34 @@ for f in files:
     br = [b for l in lines for b in l.get("branches", [])]
     bc = sum(1 for b in br if b["count"] > 0)
     tl += len(lines); tlc += lc; tb += len(br); tbc += bc
+    try:
+        src = open(os.path.join(top, f["file"]), errors="replace").read().split("\n")
+    except OSError:
+        src = []
+    for l in lines:
+        miss = sum(1 for b in l.get("branches", []) if b["count"] == 0)
+        if l["count"] == 0:
+            not_run += miss
+        elif l["line_number"] <= len(src) and report_re.search(src[l["line_number"] - 1]):
+            on_report += miss
+        else:
+            elsewhere += miss
+    # The lines never run of a file under 90%, as ranges
+    if pct(lc, len(lines)) < 90:
+        # a range: code lines never run with no code line run between them
+        runs, start, prev = [], None, None
+        for l in sorted(lines, key=lambda l: l["line_number"]):
+            n = l["line_number"]
+            if l["count"] == 0:
+                if start is None:
+                    start = n
+                prev = n
+            elif start is not None:
+                runs.append(str(start) if start == prev else "%d-%d" % (start, prev))
+                start = None
+        if start is not None:
+            runs.append(str(start) if start == prev else "%d-%d" % (start, prev))
+        never.append((f["file"], runs))
     print("%-22s %7d / %5d %7.1f%% %7d / %5d %7.1f%%"
           % (f["file"], lc, len(lines), pct(lc, len(lines)), bc, len(br), pct(bc, len(br))))
     # A function's lines: from its first line to the next function's
@@ -61,6 +97,11 @@ for f in files:
             low.append((f["file"], g["name"], g["lineno"], c, len(own)))
 print("%-22s %7d / %5d %7.1f%% %7d / %5d %7.1f%%"
       % ("total", tlc, tl, pct(tlc, tl), tbc, tb, pct(tbc, tb)))
+print()
+print("branches not taken: %d; on lines never run %d, on ereport/elog lines that ran %d, elsewhere %d"
+      % (tb - tbc, not_run, on_report, elsewhere))
+for file, runs in never:
+    print("lines never run of %s (under 90%%): %s" % (file, ", ".join(runs)))
 print()
 print("functions under 80% of their lines:")
 for file, name, lineno, c, n in low:
