@@ -38,11 +38,13 @@ SELECT count(*) FILTER (WHERE d.node_id <> current_setting('idgen.node_id')::int
 FROM ids, LATERAL idgen.id_decode(ids.id) d;
 
 -- The sequence keeps counting across ticks: consecutive IDs differ by one
--- in the sequence field (mod 4096), even when the tick changes
+-- in the sequence field (mod 4096), even when the tick changes; or by two
+-- where a call had to wait for the worker's reservation (its first value
+-- is skipped, never issued: under Valgrind the worker renews late)
 SELECT count(*) AS seq_jumps
 FROM (SELECT d.sequence AS seq, lag(d.sequence) OVER (ORDER BY g) AS prev
       FROM ids, LATERAL idgen.id_decode(ids.id) d) s
-WHERE seq <> (prev + 1) % 4096;
+WHERE seq <> (prev + 1) % 4096 AND seq <> (prev + 2) % 4096;
 
 -- The worker runs and has published a reservation (whether the first call
 -- had to wait for it depends on how long the server has been up; TAP tests

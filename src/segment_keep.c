@@ -279,10 +279,24 @@ keep_object_access(ObjectAccessType access, Oid classId, Oid objectId,
 		return;
 	if (classId == RelationRelationId)
 	{
-		if (objectId == idgen_table_relid("segment_alloc") ||
+		bool		alloc = objectId == idgen_table_relid("segment_alloc");
+
+		if (alloc ||
 			objectId == idgen_table_relid("segment_dropped") ||
 			objectId == idgen_table_relid("segment_floor"))
 			keep_tags();
+
+		/*
+		 * The segments buffered in shared memory for this database's tags
+		 * came from the table that goes: forget them now, so that no call
+		 * hands one out after the drop (the tags exist again only once
+		 * created again, above their floors).  The drop holds the table's
+		 * AccessExclusiveLock, so the worker allocates nothing from it
+		 * meanwhile; a drop that rolls back leaves only a gap.  Without the
+		 * preload (a central segment server) there is no shared memory.
+		 */
+		if (alloc && idgen_segment != NULL)
+			idgen_segment_forget_all();
 	}
 	else if (classId == ExtensionRelationId &&
 			 objectId == get_extension_oid("idgen", true))
