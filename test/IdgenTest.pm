@@ -32,7 +32,7 @@ use Test::More;
 
 our @EXPORT = qw(clients_lane idgen_node idgen_conf idgen_standby start_node enable_faketime fakeclock_env set_clock crash_node
   wait_ready start_drawer stop_drawers finish_drawer start_pgbench
-  finish_pgbench draw_ids try_sql first_disorder duplicates max_of min_of
+  finish_pgbench draw_ids try_sql node_of_new_id first_disorder duplicates max_of min_of
   clock_error_re no_unexpected_errors start_load wait_for_clock drawn_count
   wait_drawn repo_file require_jdk write_files write_file run_cmd run_page_setup works cc_build
   neighbours_version);
@@ -668,6 +668,16 @@ sub try_sql
 	my ($ret, $out, $err) = $node->psql($opt{db} // 'postgres', $sql,
 		extra_params => [ '-v', 'VERBOSITY=verbose' ]);
 	return ($ret, $out, $err);
+}
+
+# The node id of a new snowflake ID drawn on $node (id_decode), or the
+# error (with its SQLSTATE) when the call fails
+sub node_of_new_id
+{
+	my ($node) = @_;
+	my ($ret, $out, $err) = try_sql($node,
+		'SELECT (idgen.id_decode(idgen.snowflake_nextval())).node_id');
+	return $ret == 0 ? $out : $err;
 }
 
 # Index of the first ID not greater than the one before it, or -1

@@ -36,7 +36,7 @@ if ! (cd "$dir" && gcovr -r . -f 'src/[^/]*\.c$' --json "$json" .) >"$json.log" 
 fi
 rm -f "$json.log"
 python3 - "$json" "$min_lines" "$min_branches" "$dir" <<'EOF'
-import json, os, re, sys
+import itertools, json, os, re, sys
 path, min_lines, min_branches, top = sys.argv[1], float(sys.argv[2]), float(sys.argv[3]), sys.argv[4]
 files = sorted(json.load(open(path))["files"], key=lambda f: f["file"])
 def pct(a, b):
@@ -72,18 +72,12 @@ for f in files:
     # The lines never run of a file under 90%, as ranges
     if pct(lc, len(lines)) < 90:
         # a range: code lines never run with no code line run between them
-        runs, start, prev = [], None, None
-        for l in sorted(lines, key=lambda l: l["line_number"]):
-            n = l["line_number"]
-            if l["count"] == 0:
-                if start is None:
-                    start = n
-                prev = n
-            elif start is not None:
-                runs.append(str(start) if start == prev else "%d-%d" % (start, prev))
-                start = None
-        if start is not None:
-            runs.append(str(start) if start == prev else "%d-%d" % (start, prev))
+        runs = []
+        ordered = sorted(lines, key=lambda l: l["line_number"])
+        for never_run, group in itertools.groupby(ordered, key=lambda l: l["count"] == 0):
+            if never_run:
+                n = [l["line_number"] for l in group]
+                runs.append(str(n[0]) if len(n) == 1 else "%d-%d" % (n[0], n[-1]))
         never.append((f["file"], runs))
     print("%-22s %7d / %5d %7.1f%% %7d / %5d %7.1f%%"
           % (f["file"], lc, len(lines), pct(lc, len(lines)), bc, len(br), pct(bc, len(br))))

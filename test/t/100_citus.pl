@@ -58,15 +58,6 @@ my ($coord, $w1, $w2) = @nodes;
 my %group_of;
 my ($rc, $out, $errout);
 
-# The node id of an ID drawn on node $n, or the error
-sub node_of_new_id
-{
-	my ($n) = @_;
-	my ($rc, $out, $err) = try_sql($n,
-		'SELECT (idgen.id_decode(idgen.snowflake_nextval())).node_id');
-	return $rc == 0 ? $out : $err;
-}
-
 # Wait until node $n issues IDs with node id $want
 sub wait_node_id
 {

@@ -28,15 +28,6 @@ use Test::More;
 use IdgenTest;
 use Time::HiRes qw(sleep);
 
-# The node id of a new snowflake ID on $n, or the error
-sub node_of_new_id
-{
-	my ($n) = @_;
-	my ($rc, $out, $err) = try_sql($n,
-		'SELECT (idgen.id_decode(idgen.snowflake_nextval())).node_id');
-	return $rc == 0 ? $out : $err;
-}
-
 # What node_of_new_id gives once it matches $re (the worker looks again
 # each second, or sooner when woken)
 sub wait_node
@@ -140,9 +131,7 @@ for (1 .. 300)
 }
 is($rc, 0, 'a worker draws segment IDs from the coordinator') or diag $err;
 my @remote = split /\n/, $out // '';
-my %seen;
-$seen{$_}++ for @seg, @remote;
-is(scalar(grep { $seen{$_} > 1 } keys %seen), 0,
+is(scalar(duplicates(\@seg, \@remote)), 0,
 	'250 segment IDs, coordinator then worker: no duplicate');
 is(scalar(grep { $_ <= max_of(@seg) } @remote), 0,
 	"the worker's segment IDs are above every ID drawn before");
@@ -151,7 +140,7 @@ like($n->safe_psql('postgres',
 	qr/idgen_citus_test/,
 	"the coordinator's connection carries citus.node_conninfo");
 
-# A group id the layout cannot hold (snowflake: 10 node bits)
+# A group id the layout cannot hold (the default layout idgen: 10 node bits)
 $n->safe_psql('postgres', q{
 	UPDATE pg_catalog.pg_dist_local_group SET groupid = 5000;
 	UPDATE pg_catalog.pg_dist_node SET groupid = 5000 WHERE nodeid = 2;
