@@ -12,7 +12,9 @@
 #    all IDs drawn before, during and after the outage are still distinct;
 #  - the central server refusing the issuers' role (EXECUTE revoked): once
 #    its buffers run dry a call fails with 08006 quoting the central
-#    server's error, and after GRANT the issuer draws again, no ID twice.
+#    server's error, and after GRANT the issuer draws again, no ID twice;
+#  - the central server refusing the role at login (NOLOGIN): the same,
+#    with the refusal quoted, and after LOGIN no ID twice.
 use strict;
 use warnings;
 use IPC::Run;
@@ -175,6 +177,29 @@ ok($issuers[0]->poll_query_until('postgres', q{
 		SELECT count(*) = 200 FROM d}),
 	'granted again, the issuer draws again');
 check_distinct('after the refusal');
+
+# The central server refuses the issuers' role at login (NOLOGIN, its
+# connection ended): the issuer's next connection fails while it is being
+# made.  Once its buffers run dry a call fails with 08006 quoting the
+# central server's refusal; allowed to log in again, the issuer draws again
+$central->safe_psql('postgres', q{
+	ALTER ROLE issuer NOLOGIN;
+	SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE usename = 'issuer';
+});
+{
+	my ($ret, $out, $err) = try_sql($issuers[0],
+		q{INSERT INTO drawn SELECT idgen.segment_nextval('order') FROM generate_series(1, 3000)});
+	like($err,
+		qr/08006: could not draw an ID for segment tag "order".*DETAIL:  .*the last attempt failed: .*role "issuer" is not permitted to log in/s,
+		'the central server refusing the login: 08006 with its error');
+}
+$central->safe_psql('postgres', 'ALTER ROLE issuer LOGIN');
+ok($issuers[0]->poll_query_until('postgres', q{
+		WITH d AS (INSERT INTO drawn SELECT idgen.segment_nextval('order')
+			FROM generate_series(1, 200) RETURNING 1)
+		SELECT count(*) = 200 FROM d}),
+	'allowed to log in again, the issuer draws again');
+check_distinct('after the login refusal');
 
 $_->stop for @issuers;
 $central->stop;
