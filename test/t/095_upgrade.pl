@@ -201,6 +201,56 @@ $node->safe_psql('grants_0_3_0', 'DROP EXTENSION idgen');
 $node->safe_psql('postgres', 'DROP DATABASE grants_0_3_0');
 $node->safe_psql('postgres', 'DROP ROLE tag_admin_095');
 
+# Between installing a new library and ALTER EXTENSION UPDATE
+# (docs/upgrading.md, steps 2 and 3) the functions of 0.3.0 run on the
+# library of 0.4.0, as in 0.3.0: tags without owners, cache or privileges
+# (a role that is not a superuser draws and reads its currval), created,
+# altered and dropped; DROP ROLE, ALTER ROLE RENAME, REASSIGN OWNED and
+# DROP OWNED leave the tags alone.  After the update the tag continues above
+# every ID drawn before, none twice
+$node->safe_psql('postgres', 'CREATE DATABASE window030');
+$node->safe_psql('window030', q{
+	CREATE EXTENSION idgen VERSION '0.3.0';
+	CREATE ROLE window_095;
+	CREATE ROLE window_095b;
+	CREATE TABLE drawn (id bigint NOT NULL);
+	GRANT INSERT, SELECT ON drawn TO window_095;
+	SELECT idgen.segment_create('w', 1, 10);
+	SELECT idgen.segment_alter('w', 20, 'altered before the update', NULL);
+	SELECT idgen.segment_create('gone', 1, 10);
+	SELECT idgen.segment_drop('gone');
+});
+is($node->safe_psql('window030', q{
+	SET ROLE window_095;
+	INSERT INTO drawn SELECT idgen.segment_nextval('w') FROM generate_series(1, 100);
+	SELECT idgen.segment_currval('w') = (SELECT max(id) FROM drawn);
+	RESET ROLE;
+	SELECT count(*) FROM idgen.segment_status WHERE biz_tag = 'w';
+	SELECT step || '|' || description FROM idgen.segment_alloc WHERE biz_tag = 'w'}),
+	"t\n1\n20|altered before the update",
+	'0.3.0 on the library of 0.4.0: tags are created, altered and drawn, a role reads its currval');
+my ($ret, $out, $err) = try_sql($node, q{SELECT idgen.segment_nextval('gone')}, db => 'window030');
+like($err, qr/42704: segment tag "gone" does not exist/, 'a tag dropped before the update is gone');
+$node->safe_psql('window030', q{
+	ALTER ROLE window_095b RENAME TO window_095c;
+	REASSIGN OWNED BY window_095c TO window_095;
+	DROP OWNED BY window_095c;
+	DROP ROLE window_095c;
+});
+is($node->safe_psql('window030', q{SELECT count(*) FROM idgen.segment_alloc WHERE biz_tag = 'w'}),
+	'1', 'role statements before the update leave the tags alone');
+$node->safe_psql('window030', 'ALTER EXTENSION idgen UPDATE');
+is($node->safe_psql('window030', q{
+	SET ROLE window_095;
+	WITH d AS (INSERT INTO drawn SELECT idgen.segment_nextval('w')
+		FROM generate_series(1, 100) RETURNING id)
+	SELECT min(id) > (SELECT max(id) FROM drawn WHERE id NOT IN (SELECT id FROM d)) FROM d;
+	RESET ROLE;
+	SELECT count(*) - count(DISTINCT id) FROM drawn}),
+	"t\n0", 'after the update the tag continues above every earlier ID, none twice');
+$node->safe_psql('window030', 'DROP EXTENSION idgen');
+$node->safe_psql('postgres', 'DROP DATABASE window030');
+
 # DROP EXTENSION leaves no object behind: no extension row, no object that
 # depended on it, no schema, table, function, type or trigger
 for my $db ('postgres', 'fresh')
@@ -241,7 +291,7 @@ $node->safe_psql('uninstall', q{
 	CREATE VIEW order_times AS SELECT id, idgen.id_timestamp(id, 'idgen') AS ts FROM orders;
 	INSERT INTO orders (id, name) VALUES (383301932539711489, 'testroy'), (383301932539711490, 'pear');
 });
-my ($ret, $out, $err) = try_sql($node, 'DROP EXTENSION idgen', db => 'uninstall');
+($ret, $out, $err) = try_sql($node, 'DROP EXTENSION idgen', db => 'uninstall');
 like($err, qr/ERROR:  2BP01: .*\n.*default value for column id of table orders depends on function idgen\.snowflake_nextval\(\)/,
 	'DROP EXTENSION without CASCADE names the column default that uses idgen (2BP01)');
 $node->safe_psql('uninstall', 'DROP EXTENSION idgen CASCADE');
