@@ -373,6 +373,28 @@ test_custom_specs(void)
 	CHECK(layout_fails("ts=41,node=10,seq=12,unit=1ms,epoch=2024-01-01T25:00:00", "epoch"));
 	CHECK(layout_fails("ts=41,node=10,seq=12,unit=1ms,epoch=2024-01-01junk", "epoch"));
 	CHECK(layout_fails("ts=41,node=10,seq=12,unit=1ms,epoch=yesterday", "epoch"));
+	CHECK(layout_fails("ts=41,node=4x,seq=12,unit=1ms,epoch=2024-01-01", "width"));
+	/* a unit longer than a day is refused, a day is not */
+	CHECK(layout_fails("ts=30,node=10,seq=10,unit=86401s,epoch=2024-01-01", "unit"));
+	CHECK(layout_fails("ts=30,node=10,seq=10,unit=86400001ms,epoch=2024-01-01", "unit"));
+	l = layout("ts=30,node=10,seq=10,unit=86400s,epoch=2024-01-01");
+	CHECK_I64(l.unit_us, INT64_C(86400000000));
+	/* spaces before a key are skipped */
+	l = layout("ts=41, node=10,  seq=12, unit=1ms, epoch=0");
+	CHECK_I64(l.node.bits, 10);
+	CHECK_I64(l.seq.bits, 12);
+	/* no layout at all, and a preset name longer than any before a comma */
+	{
+		IdgenLayout n;
+		char		err[256] = "";
+		char		longname[120];
+
+		CHECK(!idgen_layout_parse(NULL, &n, err, sizeof(err)));
+		CHECK(strstr(err, "empty") != NULL);
+		memset(longname, 'v', sizeof(longname));
+		strcpy(longname + 100, ",method=2");
+		CHECK(layout_fails(longname, "not key=value"));
+	}
 	{
 		char		longspec[400];
 
@@ -501,6 +523,14 @@ test_epoch_dates(void)
 	CHECK(layout_fails("ts=41,node=10,seq=12,unit=1ms,epoch=253402300800000",
 					   "before the year 10000"));
 	CHECK(epoch_malformed(""));
+	/* a wrong separator or a short field at each place */
+	CHECK(epoch_malformed("2024-01x01"));
+	CHECK(epoch_malformed("2024x01-01"));
+	CHECK(epoch_malformed("2024-01-01T00x00:00"));
+	CHECK(epoch_malformed("2024-01-01T00:00x00"));
+	CHECK(epoch_malformed("2024-01-01T0:00:00"));
+	CHECK(epoch_malformed("2024-01-01T00:0:00"));
+	CHECK(epoch_malformed("2024-01-01T00:00:0"));
 
 	/* real edge dates and times are accepted, at the right instant */
 	l = epoch_layout("2024-02-29");
@@ -655,12 +685,33 @@ test_tick_of(void)
 	CHECK_I64(idgen_tick_of(&l, e - 10000), -1);
 	CHECK_I64(idgen_tick_of(&l, e - 10001), -2);
 	CHECK_I64(idgen_tick_start(&l, -2), e - 20000);
-	for (int k = 0; k < 1000; k++)
-	{
-		int64_t		us = e + (int64_t) (rng() % 2000000000) - 1000000000;
-		int64_t		t = idgen_tick_of(&l, us);
 
-		CHECK(idgen_tick_start(&l, t) <= us && us < idgen_tick_start(&l, t + 1));
+	/*
+	 * Every unit idgen_tick_of divides by (1 ms, 10 ms and 1 s by a
+	 * constant, any other by the layout's unit): the tick holds the instant,
+	 * before the epoch too
+	 */
+	{
+		static const char *const specs[] = {
+			"sonyflake", "idgen", "vesta_max_peak",
+			"ts=41,node=10,seq=12,unit=2ms,epoch=2024-01-01",
+			"ts=40,node=0,seq=8,unit=100us,epoch=1700000000123",
+		};
+
+		for (size_t i = 0; i < sizeof(specs) / sizeof(specs[0]); i++)
+		{
+			l = layout(specs[i]);
+			e = l.epoch_us;
+			CHECK_I64(idgen_tick_of(&l, e + l.unit_us), 1);
+			CHECK_I64(idgen_tick_of(&l, e - 1), -1);
+			for (int k = 0; k < 1000; k++)
+			{
+				int64_t		us = e + (int64_t) (rng() % 2000000000) - 1000000000;
+				int64_t		t = idgen_tick_of(&l, us);
+
+				CHECK(idgen_tick_start(&l, t) <= us && us < idgen_tick_start(&l, t + 1));
+			}
+		}
 	}
 }
 
@@ -881,6 +932,8 @@ test_vesta_methods(void)
 	CHECK(layout_fails("vesta_max_peak,version=1", "cannot have version"));
 	CHECK(layout_fails("vesta_max_peak,colour=1", "has no setting \"colour\""));
 	CHECK(layout_fails("vesta_max_peak,method", "has no setting \"method\""));
+	CHECK(layout_fails("vesta_max_peak,method=x", "cannot have method \"x\""));
+	CHECK(layout_fails("vesta_max_peak,method=2,x=1", "has no setting \"x\""));
 	CHECK(layout_fails("idgen,method=1", "has no setting \"method\""));
 	CHECK(layout_fails("vesta_min_granularity,method=1,method=2", "too long"));
 }
@@ -920,6 +973,21 @@ test_friendly(void)
 	CHECK_STR(buf, "20261123170117764-5-1");
 	CHECK(idgen_friendly_encode_local(&l, INT64_C(893952318523905), INT64_C(8) * 3600000000, buf, sizeof(buf), &err));
 	CHECK_STR(buf, "20261124010117764-5-1");
+	/* an offset from UTC that is not whole milliseconds, or past int64 */
+	CHECK(!idgen_friendly_encode_local(&l, INT64_C(893952318523905), 500, buf, sizeof(buf), &err) &&
+		  err.layout);
+	CHECK(!idgen_friendly_encode_local(&l, INT64_C(893952318523905), INT64_MAX - 807, buf, sizeof(buf), &err) &&
+		  err.time);
+	/* no error to fill in: only the result */
+	CHECK(!idgen_friendly_encode_local(&l, INT64_C(893952318523905), 500, buf, sizeof(buf), NULL));
+	{
+		/* an epoch off whole milliseconds (no spec can give one) */
+		IdgenLayout odd = l;
+
+		odd.epoch_us += 1;
+		CHECK(!idgen_friendly_encode(&odd, INT64_C(893952318523905), buf, sizeof(buf), &err) &&
+			  err.layout);
+	}
 	CHECK(idgen_friendly_decode(&l, "20261123170117764-5-001", 23, &v, &err));
 	CHECK_I64(v, INT64_C(893952318523905));
 	CHECK(friendly_fails(&l, "20261123170117764-8-1", true));
