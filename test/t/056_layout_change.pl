@@ -5,7 +5,7 @@
 # The server issues IDs under the default layout, then restarts under a
 # 1-second layout (whose IDs are far smaller): snowflake IDs and gene IDs
 # are refused with SQLSTATE 55000 and a message naming both layouts and the
-# way out, until a superuser accepts the change with
+# way out (adopt_column too), until a superuser accepts the change with
 # idgen.snowflake_accept_layout() (a plain role may not).  The acceptance is
 # recorded: a later restart under the same layout issues IDs.  A change under
 # which every new ID is provably larger (a preset with an earlier epoch, or
@@ -43,6 +43,19 @@ for my $call ('idgen.snowflake_nextval()', "idgen.gene_id('alice', 2)")
 like(slurp_file($node->logfile),
 	qr/idgen: snowflake IDs are refused: idgen.layout or idgen.node_id changed/,
 	'the server log says so at start');
+
+# Adopting a column (whose largest value it would advance past) never
+# accepts the change: 55000, and the column keeps its old default
+$node->safe_psql('postgres',
+	'CREATE TABLE adopted (id bigserial PRIMARY KEY); INSERT INTO adopted DEFAULT VALUES');
+{
+	my ($ret, $out, $err) = try_sql($node,
+		q{SELECT idgen.adopt_column('adopted', 'id', 'snowflake')});
+	like($err, qr/ERROR:  55000: snowflake IDs are refused because idgen.layout or idgen.node_id changed\n.*DETAIL:  Adopting a column never accepts the change/,
+		'adopt_column while the change is not accepted: 55000, and it is not accepted');
+	like($node->safe_psql('postgres', q{SELECT pg_get_expr(adbin, adrelid) FROM pg_attrdef WHERE adrelid = 'adopted'::regclass}),
+		qr/^nextval/, 'the column keeps its sequence');
+}
 
 # Only a superuser may accept
 my ($ret, $out, $err) = $node->psql('postgres',

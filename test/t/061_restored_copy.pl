@@ -5,7 +5,9 @@
 # Fixed node id:
 #  - PITR to a restore point (recovery.signal) with the clock 40 s behind:
 #    snowflake IDs are refused (55000, the hint names snowflake_resume),
-#    still after a restart; a superuser's snowflake_resume(max of the
+#    still after a restart, and after accepting a change of layout on
+#    top of it (snowflake_accept_layout: true, with a NOTICE); a
+#    superuser's snowflake_resume(max of the
 #    original's IDs) lifts it, and every new ID is above every ID of the
 #    original, also after a crash right after it, for gene IDs too, and
 #    after a clean restart with the clock further back; an advance beyond
@@ -113,6 +115,27 @@ start_node($pitr);
 ($ret, $out, $err) = try_sql($pitr, 'SELECT idgen.snowflake_nextval()');
 like($err, qr/55000: snowflake IDs are refused because this server was started from a backup/,
 	'the refusal outlives a restart');
+
+# A change of layout on top of it (a 1-second tick, whose IDs are smaller):
+# accepting the change answers true with a NOTICE, and the refusal of the
+# restored copy stays, also once the layout is set back
+$pitr->append_conf('postgresql.conf',
+	"idgen.layout = 'ts=41,node=10,seq=12,unit=1s,epoch=2024-01-01'\n");
+$pitr->stop;
+start_node($pitr);
+($ret, $out, $err) = try_sql($pitr, 'SELECT idgen.snowflake_accept_layout()');
+is($out, 't', 'a superuser accepts a change of layout of the restored copy');
+like($err, qr/NOTICE:  00000: snowflake IDs stay refused until idgen\.snowflake_resume\(\) is called/,
+	'with a NOTICE that the refusal stays');
+($ret, $out, $err) = try_sql($pitr, 'SELECT idgen.snowflake_nextval()');
+like($err, qr/55000: snowflake IDs are refused because this server was started from a backup/,
+	'accepting the change does not lift the refusal of the restored copy');
+$pitr->adjust_conf('postgresql.conf', 'idgen.layout', "'idgen'");
+$pitr->stop;
+start_node($pitr);
+($ret, $out, $err) = try_sql($pitr, 'SELECT idgen.snowflake_nextval()');
+like($err, qr/55000: snowflake IDs are refused because this server was started from a backup/,
+	'nor does setting the layout back');
 
 $pitr->safe_psql('postgres', q{CREATE ROLE plain LOGIN; GRANT USAGE ON SCHEMA idgen TO plain});
 ($ret, $out, $err) = $pitr->psql('postgres',
