@@ -206,6 +206,10 @@ SELECT idgen.segment_import_leaf('leaf_bad', 0, 1000);
 \echo :LAST_ERROR_SQLSTATE
 SELECT idgen.segment_import_leaf('leaf_bad', NULL, 1000);
 \echo :LAST_ERROR_SQLSTATE
+SELECT idgen.segment_import_leaf(NULL, 1, 1000);
+\echo :LAST_ERROR_SQLSTATE
+SELECT idgen.segment_import_leaf('leaf_bad', 1, NULL);
+\echo :LAST_ERROR_SQLSTATE
 SELECT idgen.segment_import_leaf('leaf_bad', 1, 0);
 \echo :LAST_ERROR_SQLSTATE
 SELECT idgen.segment_export_leaf('leaf_none');

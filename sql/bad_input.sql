@@ -69,6 +69,14 @@ SELECT idgen.id_make('2016-01-01', 1, 1, 'vesta_max_peak', '{"method": 3}');
 \echo :LAST_ERROR_SQLSTATE
 SELECT idgen.id_make('2016-01-01', 1, 1, 'vesta_max_peak', '{"method": "two"}');
 \echo :LAST_ERROR_SQLSTATE
+SELECT idgen.id_make('2016-01-01', 1, 1, 'vesta_max_peak', '{"method": -1}');
+\echo :LAST_ERROR_SQLSTATE
+SELECT idgen.id_make('2016-01-01', 1, 1, 'vesta_max_peak', '{"method": 64}');
+\echo :LAST_ERROR_SQLSTATE
+SELECT idgen.id_make('-infinity', 1, 1, 'vesta_max_peak', '{"method": 2}');
+\echo :LAST_ERROR_SQLSTATE
+SELECT idgen.id_make('-infinity', 0, 0);
+\echo :LAST_ERROR_SQLSTATE
 SELECT idgen.id_make('2016-04-30 11:18:25.796+00', 32, 7, 'discord', '{"worker": 1, "process": 0}') AS discord;
 SELECT idgen.id_make('2016-04-30 11:18:25.796+00', 32, 7, 'discord', '{"worker": 2}');
 \echo :LAST_ERROR_SQLSTATE

@@ -50,6 +50,13 @@ SELECT idgen.id_interval('0');
 SELECT idgen.id_interval('-1 day');
 SELECT idgen.id_interval('30000 days');
 SELECT idgen.id_interval('100 years');
+-- past int64 microseconds: too long, or not positive, whatever the tick
+SELECT idgen.id_interval('2000000000 days');
+SELECT idgen.id_interval('-2000000000 days');
+SELECT idgen.id_interval('2000000000 days', 'sonyflake');
+-- a layout of 100-microsecond ticks names its tick in microseconds
+SELECT idgen.id_interval('150 microseconds', 'ts=40,node=0,seq=8,unit=100us,epoch=1700000000123');
+SELECT idgen.id_interval('200 microseconds', 'ts=40,node=0,seq=8,unit=100us,epoch=1700000000123') = 2 << 8 AS two_ticks;
 SELECT idgen.id_interval('1 day', 'no_such_layout');
 -- Times the layout cannot hold
 SELECT idgen.id_floor('2023-12-31 23:59:59+00');

@@ -87,6 +87,8 @@ SELECT idgen.segment_create('bad', step => 0);
 \echo :LAST_ERROR_SQLSTATE
 SELECT idgen.segment_create('bad', step => NULL);
 \echo :LAST_ERROR_SQLSTATE
+SELECT idgen.segment_create('bad', start => NULL);
+\echo :LAST_ERROR_SQLSTATE
 SELECT idgen.segment_create('');
 \echo :LAST_ERROR_SQLSTATE
 

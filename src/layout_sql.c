@@ -405,6 +405,7 @@ id_interval(PG_FUNCTION_ARGS)
 															 IntervalPGetDatum(span)));
 	int64		us;
 	int64		width = 0;
+	IdgenSpanResult result;
 
 	if (span->month != 0)
 		ereport(ERROR,
@@ -412,10 +413,18 @@ id_interval(PG_FUNCTION_ARGS)
 				 errmsg("interval \"%s\" has no fixed length", text),
 				 errdetail("A month is 28 to 31 days long, so the IDs of a month have no fixed width."),
 				 errhint("Give the interval in days, hours or smaller units.")));
+	/*
+	 * Past int64 microseconds: too long for any layout, or not positive (an
+	 * overflow keeps the sign of the days, and of the time when they are
+	 * 0), whatever the layout's tick
+	 */
 	if (pg_mul_s64_overflow((int64) span->day, USECS_PER_DAY, &us) ||
 		pg_add_s64_overflow(us, span->time, &us))
-		us = PG_INT64_MAX;		/* infinite or huge: too long for any layout */
-	switch (idgen_span_width(l, us, &width))
+		result = (span->day < 0 || (span->day == 0 && span->time < 0)) ?
+			IDGEN_SPAN_NOT_POSITIVE : IDGEN_SPAN_TOO_LONG;
+	else
+		result = idgen_span_width(l, us, &width);
+	switch (result)
 	{
 		case IDGEN_SPAN_OK:
 			break;

@@ -5,7 +5,8 @@
 # a set of keys: ASCII, Latin-1, CJK, characters outside the BMP (surrogate
 # pairs in Java), boundary code points, the empty string, a long string and
 # random strings.  idgen.gene_of must return the same gene for every key and
-# width, in a UTF8 database and, for keys Latin-1 can hold, in a LATIN1 one;
+# width, in a UTF8 database and, for keys Latin-1 can hold, in a LATIN1 one
+# (in a SQL_ASCII one a key that is not UTF-8 is refused, 22021);
 # gene_id(origin, key, bits) and snowflake IDs from gene_id(key, bits) must
 # carry the same gene in their low bits.
 #
@@ -170,6 +171,22 @@ my @latin1 = grep { $keys[$_] !~ /[^\x{00}-\x{ff}]/ } @all;
 cmp_ok(scalar(@latin1), '>=', 10, 'some keys fit Latin-1');
 compare(pg_genes('latin1', \@latin1), \@latin1,
 	scalar(@latin1) . ' Latin-1 keys: idgen.gene_of equals Java in a LATIN1 database too');
+
+# A SQL_ASCII database holds text that need not be UTF-8: a key that is not
+# is refused (22021, by PostgreSQL's conversion to UTF-8 before hashing), an
+# ASCII key hashes as in a UTF8 database
+$node->safe_psql('postgres',
+	"CREATE DATABASE ascii ENCODING 'SQL_ASCII' LC_COLLATE 'C' LC_CTYPE 'C' TEMPLATE template0");
+$node->safe_psql('ascii', 'CREATE EXTENSION idgen');
+{
+	my ($ret, $out, $err) = try_sql($node,
+		q{SELECT idgen.gene_of(convert_from('\\xff41'::bytea, 'SQL_ASCII'), 3)}, db => 'ascii');
+	like($err, qr/ERROR:  22021: invalid byte sequence for encoding "UTF8": 0xff/,
+		'a key that is not UTF-8 in a SQL_ASCII database: 22021');
+	is($node->safe_psql('ascii', q{SELECT idgen.gene_of('testroy', 8)}),
+		$node->safe_psql('postgres', q{SELECT idgen.gene_of('testroy', 8)}),
+		'an ASCII key has the same gene in a SQL_ASCII database');
+}
 
 # gene_id(origin, key, bits) = (origin << bits) | Java's gene
 my @bad;
