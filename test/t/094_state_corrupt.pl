@@ -5,7 +5,13 @@
 #    state file ... is corrupt" (starting without it could repeat IDs);
 #  - with the file moved away, as the hint says, the server starts and its
 #    new IDs are above every ID issued before (idgen.snowflake_reservation,
-#    WAL-logged, is the other copy of the mark).
+#    WAL-logged, is the other copy of the mark);
+#  - the file that keeps a database's segment tags when the extension is
+#    dropped ($PGDATA/idgen.tags.<database oid>), cut short, of another
+#    version, with a count or a tag length it cannot hold, or failing its
+#    CRC: CREATE EXTENSION and DROP EXTENSION fail with XX001 "idgen file
+#    ... is corrupt" and change nothing (a tag's floor could be lost); the
+#    file intact, the tag is created again only above its floor.
 use strict;
 use warnings;
 use PostgreSQL::Test::Cluster;
@@ -43,6 +49,68 @@ my $after = draw_ids($node, 1000);
 ok(min_of(@$after) > max_of(@$before),
 	'with the file moved away, every new ID is above every earlier one');
 ok(-s $state, 'and the worker wrote a new state file');
+
+
+# The file of kept segment tags: one tag, 'k' (magic, version, count, then
+# max_id, length and name per tag, then the CRC: 29 bytes)
+$node->safe_psql('postgres', 'CREATE DATABASE kept');
+$node->safe_psql('kept', q{
+	CREATE EXTENSION idgen;
+	SELECT idgen.segment_create('k', 1, 100);
+	SELECT idgen.segment_nextval('k') FROM generate_series(1, 250);
+});
+my $kept_max = $node->safe_psql('kept', q{SELECT max_id FROM idgen.segment_alloc WHERE biz_tag = 'k'});
+$node->safe_psql('kept', 'DROP EXTENSION idgen');
+my $dboid = $node->safe_psql('postgres', q{SELECT oid FROM pg_database WHERE datname = 'kept'});
+my $tags = $node->data_dir . "/idgen.tags.$dboid";
+my $good = slurp_file($tags);
+is(length($good), 29, 'the file keeps the one tag');
+
+sub write_file
+{
+	my ($path, $bytes) = @_;
+	open(my $out, '>', $path) or die "open $path: $!";
+	binmode $out;
+	print $out $bytes;
+	close($out) or die;
+}
+
+my %bad = (
+	'cut short in its header' => substr($good, 0, 8),
+	'of another version' => substr($good, 0, 4) . pack('L', 99) . substr($good, 8),
+	'with a count it cannot hold' => substr($good, 0, 8) . pack('L', 0xffffffff) . substr($good, 12),
+	'with a tag of length 0' => substr($good, 0, 20) . pack('L', 0) . substr($good, 24),
+	'failing its CRC' => substr($good, 0, 28) . chr(ord(substr($good, 28, 1)) ^ 0xff),
+	'without its CRC' => substr($good, 0, 25),
+);
+for my $what (sort keys %bad)
+{
+	write_file($tags, $bad{$what});
+	my ($ret, $out, $err) = try_sql($node, 'CREATE EXTENSION idgen', db => 'kept');
+	like($err, qr/ERROR:  XX001: idgen file "idgen\.tags\.$dboid" is corrupt/,
+		"the kept tags $what: CREATE EXTENSION fails with XX001");
+}
+is($node->safe_psql('kept', q{SELECT count(*) FROM pg_extension WHERE extname = 'idgen'}),
+	'0', 'and the extension was not created');
+
+# Intact again: the tag comes back only above its floor
+write_file($tags, $good);
+$node->safe_psql('kept', 'CREATE EXTENSION idgen');
+my ($ret, $out, $err) = try_sql($node, q{SELECT idgen.segment_create('k', 1, 100)}, db => 'kept');
+like($err, qr/22023: segment tag "k" cannot start at 1/, 'with the file intact the floor of the tag holds');
+
+# DROP EXTENSION merges what the file keeps: with the file corrupt it fails
+# and the extension stays
+write_file($tags, $bad{'failing its CRC'});
+($ret, $out, $err) = try_sql($node, 'DROP EXTENSION idgen', db => 'kept');
+like($err, qr/ERROR:  XX001: idgen file "idgen\.tags\.$dboid" is corrupt/,
+	'with the file corrupt, DROP EXTENSION fails with XX001');
+is($node->safe_psql('kept', q{SELECT count(*) FROM pg_extension WHERE extname = 'idgen'}),
+	'1', 'and the extension stays');
+write_file($tags, $good);
+$node->safe_psql('kept', 'SELECT idgen.segment_create(\'k\', ' . ($kept_max + 1) . ', 100)');
+cmp_ok($node->safe_psql('kept', q{SELECT idgen.segment_nextval('k')}), '>', $kept_max,
+	'the tag created again above its floor draws above every earlier ID');
 
 $node->stop;
 done_testing();
