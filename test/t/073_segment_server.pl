@@ -14,7 +14,9 @@
 #    its buffers run dry a call fails with 08006 quoting the central
 #    server's error, and after GRANT the issuer draws again, no ID twice;
 #  - the central server refusing the role at login (NOLOGIN): the same,
-#    with the refusal quoted, and after LOGIN no ID twice.
+#    with the refusal quoted, and after LOGIN no ID twice;
+#  - a tag the central server does not know is 42704 on the issuer, and one
+#    it allocated up to the largest bigint gives its last IDs, then 2200H.
 use strict;
 use warnings;
 use IPC::Run;
@@ -200,6 +202,22 @@ ok($issuers[0]->poll_query_until('postgres', q{
 		SELECT count(*) = 200 FROM d}),
 	'allowed to log in again, the issuer draws again');
 check_distinct('after the login refusal');
+
+# A tag the central server does not know: 42704 on the issuer.  A tag the
+# central server has allocated up to the largest bigint: the issuer draws
+# the last IDs, then 2200H, as with a tag of its own
+$central->safe_psql('postgres', q{SELECT idgen.segment_create('top', 9223372036854775800, 10)});
+{
+	my ($ret, $out, $err) = try_sql($issuers[1], q{SELECT idgen.segment_nextval('nosuch')});
+	like($err, qr/42704: segment tag "nosuch" does not exist/,
+		'a tag the central server does not know: 42704');
+	is($issuers[1]->safe_psql('postgres',
+			q{SELECT count(DISTINCT id) || '|' || max(id) FROM (SELECT idgen.segment_nextval('top') AS id FROM generate_series(1, 8)) s}),
+		'8|9223372036854775807', 'the issuer draws the last 8 IDs of a tag at the top');
+	($ret, $out, $err) = try_sql($issuers[1], q{SELECT idgen.segment_nextval('top')});
+	like($err, qr/2200H: segment tag "top" has run out of IDs/,
+		'then 2200H: the tag has run out of IDs');
+}
 
 $_->stop for @issuers;
 $central->stop;
