@@ -13,7 +13,9 @@
 #    55000) once its lease has run out, never issuing one after that (each
 #    call that succeeds started before its last renewal plus the lease
 #    time), and issues again, on the same node id and above its earlier
-#    IDs, once the registry is back.
+#    IDs, once the registry is back;
+#  - a server whose live lease the registry gives to another server fences
+#    at its next renewal, logs it, and issues on the id it leases next.
 # No assertion depends on how fast the machine is: the guard is long enough
 # that a server started right after the kill leases inside it (checked),
 # and the servers started later are initialized before the kill.
@@ -202,6 +204,26 @@ my $after = $cut->safe_psql('postgres', 'SELECT idgen.snowflake_nextval()');
 cmp_ok($after, '>', $before, 'issuing again once renewed, above the earlier IDs');
 is($cut->safe_psql('postgres', "SELECT (idgen.id_decode($after)).node_id"),
 	$cnode, 'on the same node id');
+
+# The registry gives a live lease to another server (an operator's UPDATE
+# stands in for one): at its next renewal the holder fences at once, says
+# so in its log and leases another id; its IDs carry the new one
+my $moved = $servers[2];
+my $mnode = $node_of{ $moved->name };
+my $mlog = -s $moved->logfile;
+$registry->safe_psql('postgres', qq{
+	UPDATE idgen.node_lease SET instance = 'another server', heartbeat = now(),
+	       expires_at = now() + interval '1 hour'
+	 WHERE namespace = 'test' AND node_id = $mnode});
+$moved->poll_query_until('postgres',
+	"SELECT coalesce(valid, false) AND node_id <> $mnode FROM idgen.node_lease_status()")
+  or die 'the server did not lease another node id';
+like(substr(slurp_file($moved->logfile), $mlog),
+	qr/lost the lease of node id $mnode: the registry has given it to another server/,
+	'the server whose lease was given away says so in its log');
+my $mnew = $moved->safe_psql('postgres', 'SELECT node_id FROM idgen.node_lease_status()');
+is($moved->safe_psql('postgres', 'SELECT (idgen.id_decode(idgen.snowflake_nextval())).node_id'),
+	$mnew, "and its IDs carry the node id it leased next ($mnew, not $mnode)");
 
 $_->stop for grep { $_ ne $victim } @servers;
 $early->stop;
