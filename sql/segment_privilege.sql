@@ -111,6 +111,8 @@ SELECT idgen.segment_grant('tp', 'draw', 'no_such_role');
 \echo :LAST_ERROR_SQLSTATE
 SELECT idgen.segment_grant('tp', 'draw', NULL);
 \echo :LAST_ERROR_SQLSTATE
+SELECT idgen.segment_grant('tp', NULL, 'tp_other');
+\echo :LAST_ERROR_SQLSTATE
 SELECT idgen.segment_grant('no_such_tag', 'draw', 'tp_other');
 \echo :LAST_ERROR_SQLSTATE
 RESET ROLE;
@@ -157,6 +159,14 @@ PREPARE TRANSACTION 'idgen_acl';
 SELECT count(*) AS prepared_grant_kept FROM idgen.segment_privilege
   WHERE biz_tag = 'tp' AND grantee = 'tp_member';
 SELECT count(*) AS prepared FROM pg_prepared_xacts WHERE gid = 'idgen_acl';
+-- A transaction that only drew is not refused by idgen (here PostgreSQL
+-- refuses, as prepared transactions are off in this test server)
+BEGIN;
+SELECT idgen.segment_nextval('tp') > 0 AS drew;
+\set VERBOSITY terse
+PREPARE TRANSACTION 'idgen_draw';
+\echo :LAST_ERROR_SQLSTATE
+\set VERBOSITY default
 
 -- Revoking all from public also hides nothing the owner sees
 SET ROLE tp_owner;

@@ -11,7 +11,8 @@
 #  5. While idgen.segment_alloc is locked by another session, for longer
 #     than every timeout, snowflake IDs keep flowing without one failure,
 #     segment calls fail with the documented error, and segments flow again
-#     once the lock is gone.
+#     once the lock is gone; the same with idgen.segment_privilege locked
+#     (a new session of a role that is not a superuser, naming the table).
 #  6. The registry and central-server functions take their bounds from the
 #     serving server: a negative guard cannot take a live lease, a renewal
 #     cannot shorten one, a forged instance gets nothing, and a caller's
@@ -197,6 +198,23 @@ $node->poll_query_until('postgres', "SELECT idgen.segment_nextval('order') > 0")
   or die 'segments did not flow again';
 push @seg, @{ draw_tag('anyone', 'order', 100) };
 is(scalar(duplicates(\@seg)), 0, 'segments flow again after the lock, no ID twice');
+
+# The table of grants locked: a new session of a role that is not a
+# superuser cannot read the tag's privileges and fails after the same
+# timeout, naming that table; unlocked, it draws
+($lin, $lout, $lerr) = ("BEGIN;\nLOCK TABLE idgen.segment_privilege IN ACCESS EXCLUSIVE MODE;\n\\echo LOCKED\n", '', '');
+$locker = IPC::Run::start(
+	[ 'psql', '-X', '-q', '-d', $node->connstr('postgres') ],
+	'<', \$lin, '>', \$lout, '2>', \$lerr);
+$locker->pump until $lout =~ /LOCKED/;
+($ret, $out, $err) = as_role('anyone', "SELECT idgen.segment_nextval('order')");
+like($err,
+	qr/ERROR:  55000: could not draw an ID for segment tag "order": its privileges could not be read within 2000 ms\n.*DETAIL:  Table idgen.segment_privilege is locked by another transaction/,
+	'with the table of grants locked, a new session fails clearly, naming it');
+$lin .= "COMMIT;\n\\q\n";
+$locker->finish;
+push @seg, @{ draw_tag('anyone', 'order', 100) };
+is(scalar(duplicates(\@seg)), 0, 'unlocked, it draws again, no ID twice');
 
 # --- 6. Bounds come from the serving server ---------------------------------
 ($ret, $out, $err) = as_role('leaser', q{
