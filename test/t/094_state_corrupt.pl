@@ -1,8 +1,10 @@
 # A corrupt state file (issue 40, point 3: coverage showed this refusal
 # untested).  $PGDATA/idgen.state holds the durable high-water mark of
 # snowflake IDs.  Asserts:
-#  - with one byte of it changed the server refuses to start, FATAL "idgen
-#    state file ... is corrupt" (starting without it could repeat IDs);
+#  - with one byte of it changed, cut short or with another magic number
+#    the server refuses to start, FATAL "idgen state file ... is corrupt"
+#    (starting without it could repeat IDs); unreadable, FATAL "could not
+#    open file", with the reason;
 #  - with the file moved away, as the hint says, the server starts and its
 #    new IDs are above every ID issued before (idgen.snowflake_reservation,
 #    WAL-logged, is the other copy of the mark);
@@ -19,6 +21,16 @@ use PostgreSQL::Test::Utils;
 use Test::More;
 use IdgenTest;
 
+# Write $bytes as the whole file $path
+sub write_file
+{
+	my ($path, $bytes) = @_;
+	open(my $out, '>', $path) or die "open $path: $!";
+	binmode $out;
+	print $out $bytes;
+	close($out) or die;
+}
+
 my $node = idgen_node('main');
 $node->start;
 $node->safe_psql('postgres', 'CREATE EXTENSION idgen');
@@ -28,6 +40,32 @@ $node->stop;
 my $state = $node->data_dir . '/idgen.state';
 ok(-s $state, 'the state file exists');
 my $size = -s $state;
+
+# Cut short, or with another magic number: the same refusal; unreadable:
+# FATAL, naming the file and why.  The file intact again, the server starts
+{
+	my $orig = slurp_file($state);
+	my %broken = (
+		'cut short' => substr($orig, 0, int($size / 2)),
+		'with another magic number' => chr(ord(substr($orig, 0, 1)) ^ 0xff) . substr($orig, 1),
+	);
+	for my $what (sort keys %broken)
+	{
+		write_file($state, $broken{$what});
+		my $from = -s $node->logfile;
+		ok(!$node->start(fail_ok => 1), "the state file $what: the server does not start");
+		like(substr(slurp_file($node->logfile), $from),
+			qr/FATAL:  idgen state file "idgen\.state" is corrupt/, "FATAL: the state file ($what) is corrupt");
+	}
+	write_file($state, $orig);
+	chmod(0, $state) or die "chmod: $!";
+	my $from = -s $node->logfile;
+	ok(!$node->start(fail_ok => 1), 'the state file unreadable: the server does not start');
+	like(substr(slurp_file($node->logfile), $from),
+		qr/FATAL:  could not open file "idgen\.state": Permission denied/,
+		'FATAL: it could not open the file, and why');
+	chmod(0600, $state) or die "chmod: $!";
+}
 open(my $fh, '+<', $state) or die "open $state: $!";
 binmode $fh;
 my $pos = int($size / 2);
@@ -66,14 +104,6 @@ my $tags = $node->data_dir . "/idgen.tags.$dboid";
 my $good = slurp_file($tags);
 is(length($good), 29, 'the file keeps the one tag');
 
-sub write_file
-{
-	my ($path, $bytes) = @_;
-	open(my $out, '>', $path) or die "open $path: $!";
-	binmode $out;
-	print $out $bytes;
-	close($out) or die;
-}
 
 my %bad = (
 	'cut short in its header' => substr($good, 0, 8),
