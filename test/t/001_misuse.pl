@@ -83,6 +83,15 @@ refuses_to_start("idgen.node_id = 1024\n",
 refuses_to_start("idgen.node_id = 'seven'\n",
 	qr/FATAL:  invalid value for parameter "idgen.node_id": "seven"/,
 	'node id not a number');
+refuses_to_start("idgen.node_id = '-1'\n",
+	qr/FATAL:  invalid value for parameter "idgen.node_id": "-1"/,
+	'negative node id');
+refuses_to_start("idgen.node_id = '3x'\n",
+	qr/FATAL:  invalid value for parameter "idgen.node_id": "3x"/,
+	'node id with trailing characters');
+refuses_to_start("idgen.node_id = '99999999999999999999'\n",
+	qr/FATAL:  invalid value for parameter "idgen.node_id": "99999999999999999999"/,
+	'node id beyond any integer');
 refuses_to_start("idgen.node_id = 3\nidgen.layout = 'ts=41,node=10,seq=99,unit=1ms,epoch=2024-01-01'\n",
 	qr/FATAL:  invalid value for parameter "idgen.layout": .*\n.*DETAIL:  layout field "seq" needs a width/,
 	'bad layout spec');

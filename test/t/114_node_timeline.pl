@@ -5,7 +5,8 @@
 #
 # 1. The server refuses to start with k above the layout's node bits, with
 #    an idgen.node_id that does not fit the bits left, and with
-#    idgen.node_id = 'auto'; each names the setting.
+#    idgen.node_id = 'auto', and with a value that is not a whole number from
+#    0 to 16; each names the setting.
 # 2. On timeline 1 the node id is node_id * 2^k + 1; id_decode(id) shows
 #    the two parts; snowflake_status() the node id the IDs carry.
 # 3. Asynchronous replication, the hard case of issue 38: the standby's
@@ -37,7 +38,9 @@ for my $case (
 	[ "idgen.node_timeline_bits = 2\n", 'auto',
 		qr/idgen\.node_timeline_bits cannot be used with idgen\.node_id = 'auto'/ ],
 	[ "idgen.node_timeline_bits = 'x'\n", 1,
-		qr/invalid value for parameter "idgen\.node_timeline_bits": "x"/ ])
+		qr/invalid value for parameter "idgen\.node_timeline_bits": "x"/ ],
+	[ "idgen.node_timeline_bits = 17\n", 1,
+		qr/invalid value for parameter "idgen\.node_timeline_bits": "17"/ ])
 {
 	my ($conf, $node_id, $re) = @$case;
 	my $n = idgen_node('refused' . ++$refused, node_id => $node_id, conf => $conf);
