@@ -7,7 +7,9 @@
 #    gene_id fail with 22008 "the system clock is before the epoch";
 #  - a layout whose timestamp field ended (33 bits of milliseconds from
 #    2020-01-01, about 99 days): 22008 "snowflake timestamp overflows
-#    layout", the detail naming when it ended;
+#    layout", the detail naming when it ended, and the worker's WARNING
+#    that it ran out; one that runs out in about 29 days issues IDs, and
+#    the worker warns how many days are left;
 #  - Sonyflake's layout (sequence above the machine id): gene_id(key, bits)
 #    fails with 0A000 "cannot carry a gene", while snowflake_nextval issues.
 # Outcomes only: errors and values, never durations.
@@ -44,7 +46,19 @@ my $ended = layout_node('ended', 'ts=33,node=10,seq=12,unit=1ms,epoch=2020-01-01
 	like($err, qr/ERROR:  22008: snowflake timestamp overflows layout "custom"\n.*DETAIL:  The layout's 33 timestamp bits end at 2020-04-0/,
 		'after the end of the layout\'s timestamp field: 22008, naming when it ended');
 }
+ok($ended->wait_for_log(qr/WARNING:  idgen: snowflake layout "custom" ran out at 2020-04-09/),
+	'the idgen worker warns that the layout ran out');
 $ended->stop;
+
+# A layout that runs out in about 29 days (33 bits of milliseconds from 70
+# days ago): IDs are issued, and the worker warns how many days are left
+my $epoch_ms = (time() - 70 * 86400) * 1000;
+my $soon = layout_node('soon', "ts=33,node=10,seq=12,unit=1ms,epoch=$epoch_ms");
+cmp_ok($soon->safe_psql('postgres', 'SELECT idgen.snowflake_nextval()'), '>', 0,
+	'a layout that has not run out yet issues IDs');
+ok($soon->wait_for_log(qr/WARNING:  idgen: snowflake layout "custom" runs out at .*, in (28|29|30) days/),
+	'and the idgen worker warns of its end, in days');
+$soon->stop;
 
 my $sony = layout_node('sony', 'sonyflake');
 {
