@@ -115,6 +115,13 @@ SELECT idgen.segment_grant('tp', NULL, 'tp_other');
 \echo :LAST_ERROR_SQLSTATE
 SELECT idgen.segment_grant('no_such_tag', 'draw', 'tp_other');
 \echo :LAST_ERROR_SQLSTATE
+-- a tag that does not exist, by a role that is not a superuser: drawn,
+-- 42704; its currval, 55000 (never drawn in this session), as for a
+-- superuser
+SELECT idgen.segment_nextval('no_such_tag');
+\echo :LAST_ERROR_SQLSTATE
+SELECT idgen.segment_currval('no_such_tag');
+\echo :LAST_ERROR_SQLSTATE
 RESET ROLE;
 
 -- A renamed role keeps its privilege; a role with privileges on a tag is
