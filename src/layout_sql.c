@@ -414,14 +414,13 @@ id_interval(PG_FUNCTION_ARGS)
 				 errdetail("A month is 28 to 31 days long, so the IDs of a month have no fixed width."),
 				 errhint("Give the interval in days, hours or smaller units.")));
 	/*
-	 * Past int64 microseconds: too long for any layout, or not positive (an
-	 * overflow keeps the sign of the days, and of the time when they are
-	 * 0), whatever the layout's tick
+	 * Past int64 microseconds: too long for any layout, or not positive,
+	 * whatever the layout's tick.  Only days can overflow (alone, or added
+	 * to a time of their sign), so the days' sign is the interval's.
 	 */
 	if (pg_mul_s64_overflow((int64) span->day, USECS_PER_DAY, &us) ||
 		pg_add_s64_overflow(us, span->time, &us))
-		result = (span->day < 0 || (span->day == 0 && span->time < 0)) ?
-			IDGEN_SPAN_NOT_POSITIVE : IDGEN_SPAN_TOO_LONG;
+		result = span->day < 0 ? IDGEN_SPAN_NOT_POSITIVE : IDGEN_SPAN_TOO_LONG;
 	else
 		result = idgen_span_width(l, us, &width);
 	switch (result)
