@@ -17,6 +17,15 @@ SELECT idgen.segment_currval('currval_a') = :a2 AS a_is_a2,
 -- within one statement, the last one drawn
 SELECT max(idgen.segment_nextval('currval_a')) = idgen.segment_currval('currval_a') AS last_of_many
   FROM generate_series(1, 25);
+-- a tag read from a table (stored with a one-byte header) is the same tag
+-- as the literal, for both
+CREATE TEMP TABLE currval_tags (tag text);
+INSERT INTO currval_tags VALUES ('currval_a');
+SELECT idgen.segment_nextval(tag) AS a_col FROM currval_tags \gset
+SELECT :a_col > :a2 AS a_grows,
+       idgen.segment_currval('currval_a') = :a_col AS same_tag,
+       (SELECT idgen.segment_currval(tag) FROM currval_tags) = :a_col AS by_column;
+SELECT idgen.segment_nextval('currval_a') > :a_col AS literal_continues;
 SELECT idgen.segment_currval(NULL);
 -- its tag is checked as segment_nextval checks it
 SELECT idgen.segment_currval('');

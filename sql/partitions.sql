@@ -50,10 +50,17 @@ SELECT idgen.id_interval('0');
 SELECT idgen.id_interval('-1 day');
 SELECT idgen.id_interval('30000 days');
 SELECT idgen.id_interval('100 years');
+-- Discord's 42-bit timestamp reaches bit 63: a span the field holds but a
+-- positive bigint does not (2^41 ms is about 25,451 days)
+SELECT idgen.id_interval('25000 days', 'discord') > 0 AS fits;
+SELECT idgen.id_interval('30000 days', 'discord');
 -- past int64 microseconds: too long, or not positive, whatever the tick
 SELECT idgen.id_interval('2000000000 days');
 SELECT idgen.id_interval('-2000000000 days');
 SELECT idgen.id_interval('2000000000 days', 'sonyflake');
+-- days that fit int64 microseconds, with hours that do not
+SELECT idgen.id_interval('106751991 days 5 hours');
+SELECT idgen.id_interval('-106751991 days -5 hours');
 -- a layout of 100-microsecond ticks names its tick in microseconds
 SELECT idgen.id_interval('150 microseconds', 'ts=40,node=0,seq=8,unit=100us,epoch=1700000000123');
 SELECT idgen.id_interval('200 microseconds', 'ts=40,node=0,seq=8,unit=100us,epoch=1700000000123') = 2 << 8 AS two_ticks;

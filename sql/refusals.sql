@@ -85,12 +85,15 @@ REVOKE EXECUTE ON FUNCTION idgen.snowflake_accept_layout() FROM rf_nobody;
 DROP ROLE rf_nobody;
 
 -- Settings refused before they reach a configuration file: a node id that
--- is neither a number, 'auto' nor 'citus' (22023), a layout that does not
--- parse (22023), an epoch date that does not exist (22008).  (ALTER SYSTEM
--- runs outside a transaction block: each error and its SQLSTATE shown)
+-- is neither a number, 'auto' nor 'citus', or is past the largest int
+-- (22023), a layout that does not parse (22023), an epoch date that does
+-- not exist (22008).  (ALTER SYSTEM runs outside a transaction block: each
+-- error and its SQLSTATE shown)
 ALTER SYSTEM SET idgen.node_id = 'first';
 SELECT :'LAST_ERROR_SQLSTATE' AS sqlstate;
 ALTER SYSTEM SET idgen.node_id = '-1';
+SELECT :'LAST_ERROR_SQLSTATE' AS sqlstate;
+ALTER SYSTEM SET idgen.node_id = '3000000000';
 SELECT :'LAST_ERROR_SQLSTATE' AS sqlstate;
 ALTER SYSTEM SET idgen.layout = 'ts=41,node=10';
 SELECT :'LAST_ERROR_SQLSTATE' AS sqlstate;
@@ -180,6 +183,22 @@ CREATE DATABASE idgen_rf_copy TEMPLATE idgen_rf_latin1;
 RESET ROLE;
 SELECT datname FROM pg_database WHERE datname = 'idgen_rf_copy';
 DROP DATABASE idgen_rf_copy WITH (FORCE);
+-- A copy the role may not make (a database that is not a template, or a
+-- role without CREATEDB) stays PostgreSQL's refusal (42501): the hook does
+-- not stop that database's worker for it
+SET ROLE rf_creator;
+CREATE DATABASE idgen_rf_nocopy TEMPLATE idgen_rf_ascii;
+SELECT :'LAST_ERROR_SQLSTATE' AS sqlstate;
+RESET ROLE;
+CREATE ROLE rf_nocreate;
+SET ROLE rf_nocreate;
+CREATE DATABASE idgen_rf_nocopy TEMPLATE idgen_rf_latin1;
+SELECT :'LAST_ERROR_SQLSTATE' AS sqlstate;
+RESET ROLE;
+DROP ROLE rf_nocreate;
+-- TEMPLATE DEFAULT names no database for the hook
+CREATE DATABASE idgen_rf_default TEMPLATE DEFAULT;
+DROP DATABASE idgen_rf_default;
 DROP ROLE rf_creator;
 ALTER DATABASE idgen_rf_latin1 IS_TEMPLATE false;
 DROP DATABASE idgen_rf_latin1 WITH (FORCE);

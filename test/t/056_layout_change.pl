@@ -10,7 +10,10 @@
 # recorded: a later restart under the same layout issues IDs.  A change under
 # which every new ID is provably larger (a preset with an earlier epoch, or
 # another node id under the same layout) is accepted without a word from
-# anyone, and its IDs are above the old ones.
+# anyone, and its IDs are above the old ones.  With the idgen worker stopped
+# (SIGSTOP), accepting a change and snowflake_advance past the reservation
+# fail with 55000 after idgen.worker_wait_timeout, and take effect once the
+# worker runs again.
 use strict;
 use warnings;
 
@@ -103,6 +106,53 @@ like(slurp_file($node->logfile),
 	'the server log notes the accepted change');
 is(scalar(duplicates([ @$old, @$new, @$after, @$back, @$other_node, @$tw ])),
 	0, 'no ID issued twice');
+
+# The idgen worker stopped (SIGSTOP): what waits for it fails once
+# idgen.worker_wait_timeout has passed, with 55000, and takes effect when
+# the worker runs again.  First the acceptance of a layout change
+$node->adjust_conf('postgresql.conf', 'idgen.layout', "'$slow'");
+$node->restart;
+$node->poll_query_until('postgres',
+	q{SELECT count(*) = 1 FROM pg_stat_activity WHERE backend_type = 'idgen worker'})
+  or die 'no idgen worker';
+my $worker = $node->safe_psql('postgres',
+	q{SELECT pid FROM pg_stat_activity WHERE backend_type = 'idgen worker'});
+$node->safe_psql('postgres',
+	"ALTER SYSTEM SET idgen.worker_wait_timeout = '200ms'; ALTER SYSTEM SET idgen.max_lead = '1min'; SELECT pg_reload_conf();");
+$node->poll_query_until('postgres', 'SHOW idgen.worker_wait_timeout', '200ms')
+  or die 'the setting was not reloaded';
+kill 'STOP', $worker;
+($ret, $out, $err) = try_sql($node, 'SELECT idgen.snowflake_accept_layout()');
+like($err,
+	qr/ERROR:  55000: could not accept the layout change: the idgen worker did not record it/,
+	'worker stopped: accepting a layout change fails with 55000');
+($ret, $out, $err) = try_sql($node, 'SELECT idgen.snowflake_nextval()');
+isnt($ret, 0, 'and no ID is issued before the worker records it');
+kill 'CONT', $worker;
+$node->poll_query_until('postgres', 'SELECT idgen.snowflake_nextval() > 0')
+  or die 'IDs did not flow after the worker ran again';
+my $slow_ids = draw_ids($node, 1000);
+is(first_disorder($slow_ids), -1,
+	'the worker running again records the acceptance: IDs flow, increasing');
+
+# Then snowflake_advance to an ID 30 s ahead (within idgen.max_lead, 1
+# minute here): the worker must reserve time up to it
+kill 'STOP', $worker;
+my $ahead = $node->safe_psql('postgres',
+	q{SELECT idgen.id_make(now() + interval '30 seconds', 1, 0)});
+($ret, $out, $err) = try_sql($node, "SELECT idgen.snowflake_advance($ahead)");
+like($err,
+	qr/ERROR:  55000: could not advance the snowflake generator: the idgen worker has not reserved its time range/,
+	'worker stopped: snowflake_advance past its reservation fails with 55000');
+kill 'CONT', $worker;
+$node->safe_psql('postgres',
+	'ALTER SYSTEM RESET idgen.worker_wait_timeout; SELECT pg_reload_conf();');
+$node->poll_query_until('postgres', 'SHOW idgen.worker_wait_timeout', '10s')
+  or die 'the setting was not reloaded';
+my $past = draw_ids($node, 100);
+cmp_ok(min_of(@$past), '>', $ahead,
+	'the worker running again: the generator stays raised, IDs above that ID');
+is(scalar(duplicates([ @$slow_ids, @$past ])), 0, 'no ID issued twice');
 
 $node->stop;
 done_testing();

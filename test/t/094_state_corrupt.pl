@@ -13,7 +13,8 @@
 #    version, with a count or a tag length it cannot hold, or failing its
 #    CRC: CREATE EXTENSION and DROP EXTENSION fail with XX001 "idgen file
 #    ... is corrupt" and change nothing (a tag's floor could be lost); the
-#    file intact, the tag is created again only above its floor.
+#    file intact, the tag is created again only above its floor; the file
+#    cannot be written, DROP EXTENSION fails and the extension stays.
 use strict;
 use warnings;
 use PostgreSQL::Test::Cluster;
@@ -141,6 +142,21 @@ write_file($tags, $good);
 $node->safe_psql('kept', 'SELECT idgen.segment_create(\'k\', ' . ($kept_max + 1) . ', 100)');
 cmp_ok($node->safe_psql('kept', q{SELECT idgen.segment_nextval('k')}), '>', $kept_max,
 	'the tag created again above its floor draws above every earlier ID');
+
+# The tags cannot be saved (the temporary file cannot be created: a
+# directory has its name): DROP EXTENSION fails and the extension stays
+mkdir("$tags.tmp") or die "mkdir $tags.tmp: $!";
+($ret, $out, $err) = try_sql($node, 'DROP EXTENSION idgen', db => 'kept');
+like($err, qr/ERROR:  42809: could not create file "idgen\.tags\.$dboid\.tmp": Is a directory/,
+	'the kept tags cannot be written: DROP EXTENSION fails');
+is($node->safe_psql('kept', q{SELECT count(*) FROM pg_extension WHERE extname = 'idgen'}),
+	'1', 'and the extension stays');
+rmdir("$tags.tmp") or die "rmdir $tags.tmp: $!";
+$node->safe_psql('kept', 'DROP EXTENSION idgen');
+$node->safe_psql('kept', 'CREATE EXTENSION idgen');
+($ret, $out, $err) = try_sql($node, q{SELECT idgen.segment_create('k', 1, 100)}, db => 'kept');
+like($err, qr/22023: segment tag "k" cannot start at 1/,
+	'once it can be written, DROP EXTENSION keeps the floor of the tag');
 
 $node->stop;
 done_testing();

@@ -5,8 +5,9 @@
 #
 # 1. The server refuses to start with k above the layout's node bits, with
 #    an idgen.node_id that does not fit the bits left, and with
-#    idgen.node_id = 'auto', and with a value that is not a whole number from
-#    0 to 16; each names the setting.
+#    idgen.node_id = 'auto' or 'citus', and with a value that is not a
+#    whole number from 0 to 16 (a word, trailing characters, negative, past
+#    any integer, 17); each names the setting.
 # 2. On timeline 1 the node id is node_id * 2^k + 1; id_decode(id) shows
 #    the two parts; snowflake_status() the node id the IDs carry.
 # 3. Asynchronous replication, the hard case of issue 38: the standby's
@@ -29,7 +30,9 @@ use Time::HiRes qw(usleep);
 use IdgenTest;
 
 # --- 1. Refused settings ---
-my $refused = 0;
+# (one server, each case's settings appended after the last's: the last
+# line of a setting wins)
+my $refused = idgen_node('refused');
 for my $case (
 	[ "idgen.node_timeline_bits = 11\n", 1,
 		qr/idgen\.node_timeline_bits 11 is more than the 10 node bits of layout "idgen"/ ],
@@ -37,17 +40,26 @@ for my $case (
 		qr/idgen\.node_id 300 is out of range for layout "idgen".*\n.*2 of them for the timeline/ ],
 	[ "idgen.node_timeline_bits = 2\n", 'auto',
 		qr/idgen\.node_timeline_bits cannot be used with idgen\.node_id = 'auto'/ ],
+	[ "idgen.node_timeline_bits = 2\n", 'citus',
+		qr/idgen\.node_timeline_bits cannot be used with idgen\.node_id = 'citus'/ ],
 	[ "idgen.node_timeline_bits = 'x'\n", 1,
 		qr/invalid value for parameter "idgen\.node_timeline_bits": "x"/ ],
+	[ "idgen.node_timeline_bits = '3x'\n", 1,
+		qr/invalid value for parameter "idgen\.node_timeline_bits": "3x"/ ],
+	[ "idgen.node_timeline_bits = '-1'\n", 1,
+		qr/invalid value for parameter "idgen\.node_timeline_bits": "-1"/ ],
+	[ "idgen.node_timeline_bits = '99999999999999999999'\n", 1,
+		qr/invalid value for parameter "idgen\.node_timeline_bits": "99999999999999999999"/ ],
 	[ "idgen.node_timeline_bits = 17\n", 1,
 		qr/invalid value for parameter "idgen\.node_timeline_bits": "17"/ ])
 {
 	my ($conf, $node_id, $re) = @$case;
-	my $n = idgen_node('refused' . ++$refused, node_id => $node_id, conf => $conf);
-	my $started = $n->start(fail_ok => 1);
+	$refused->append_conf('postgresql.conf', "idgen.node_id = '$node_id'\n$conf");
+	my $log_offset = -s $refused->logfile // 0;
+	my $started = $refused->start(fail_ok => 1);
 	ok(!$started, "refused at start: $conf");
-	like(slurp_file($n->logfile), $re, "the log says why: $conf");
-	$n->stop if $started;
+	like(slurp_file($refused->logfile, $log_offset), $re, "the log says why: $conf");
+	$refused->stop if $started;
 }
 
 # --- 2. The node id on timeline 1 ---

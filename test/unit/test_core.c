@@ -531,6 +531,7 @@ test_epoch_dates(void)
 	CHECK(epoch_malformed("2024-01-01T0:00:00"));
 	CHECK(epoch_malformed("2024-01-01T00:0:00"));
 	CHECK(epoch_malformed("2024-01-01T00:00:0"));
+	CHECK(epoch_malformed("2024-01-1"));
 
 	/* real edge dates and times are accepted, at the right instant */
 	l = epoch_layout("2024-02-29");
@@ -1039,6 +1040,25 @@ test_friendly(void)
 	CHECK(friendly_fails(&l, "20240101240000000-1-5", false));
 	CHECK(friendly_fails(&l, "20240101006000000-1-5", false));
 	CHECK(friendly_fails(&l, "20240101000060000-1-5", false));
+	/* 2100 is not a leap year (divisible by 100, not by 400) */
+	{
+		IdgenLayout sf = layout("sonyflake");
+
+		CHECK(friendly_fails(&sf, "21000229000000000-0-0", false));
+		CHECK(idgen_friendly_decode(&sf, "21000228000000000-0-0", 21, &v, &err));
+	}
+	/* a node or sequence that is not a number, after digits or not */
+	CHECK(friendly_fails(&l, "20240101000001000-a-5", false));
+	CHECK(friendly_fails(&l, "20240101000001000-99999999999999999999a-5", false));
+	CHECK(friendly_fails(&l, "20240101000001000-1-99999999999999999999a", false));
+	/* the output buffer too small: refused, nothing written past it */
+	{
+		char		small[8];
+
+		memset(small, '#', sizeof(small));
+		CHECK(!idgen_friendly_encode(&l, INT64_C(4194308101), small, 5, &err) && err.range);
+		CHECK(small[5] == '#' && small[7] == '#');
+	}
 	/* range */
 	CHECK(friendly_fails(&l, "20231231235959999-1-5", true));
 	CHECK(friendly_fails(&l, "20930906154735552-0-0", true));
@@ -1100,6 +1120,29 @@ test_friendly(void)
 	l = layout("ts=50,node=1,seq=12,unit=1s,epoch=2024-01-01");
 	CHECK(!idgen_friendly_encode(&l, INT64_C(1) << 61, buf, sizeof(buf), &err) && err.range);
 	CHECK(friendly_round_trip(&l, INT64_C(1) << 30));
+
+	/* a local time past 9999 or before 0000 has no friendly form */
+	{
+		int64_t		last;
+
+		l = layout("ts=50,node=1,seq=12,unit=1s,epoch=2024-01-01");
+		last = (int64_t) idgen_compose(&l, idgen_layout_ts_max(&l), 0, 0);
+		CHECK(idgen_friendly_encode(&l, last, buf, sizeof(buf), &err));
+		CHECK_STR(buf, "99991231235959-0-0");
+		CHECK(!idgen_friendly_encode_local(&l, last, INT64_C(14) * 3600000000, buf,
+										   sizeof(buf), &err) && err.range && err.time);
+		l = layout("ts=41,node=10,seq=12,unit=1ms,epoch=0000-01-01");
+		CHECK(idgen_friendly_encode(&l, 0, buf, sizeof(buf), &err));
+		CHECK_STR(buf, "00000101000000000-0-0");
+		CHECK(friendly_round_trip(&l, 0));
+		CHECK(!idgen_friendly_encode_local(&l, 0, -INT64_C(3600000000), buf,
+										   sizeof(buf), &err) && err.range && err.time);
+	}
+	/* a seconds layout names an impossible time without milliseconds */
+	l = layout("uid_generator");
+	CHECK(friendly_fails(&l, "20240230000000-0-0", false));
+	CHECK(!idgen_friendly_decode(&l, "20240230000000-0-0", 18, &v, &err));
+	CHECK(strstr(err.detail, "2024-02-30 00:00:00 is not a valid time") != NULL);
 
 	/* epoch before 1970 */
 	l = layout("ts=41,node=10,seq=12,unit=1ms,epoch=1900-01-01");
