@@ -133,6 +133,9 @@ SET ROLE tp_member;
 SELECT idgen.segment_nextval('tp') > 0 AS member_draws_after_rename;
 RESET ROLE;
 ALTER ROLE tp_group2 RENAME TO tp_group;
+-- A special role specifier is PostgreSQL's to refuse; idgen's hook only
+-- looks up roles named by name
+DROP ROLE CURRENT_USER;
 -- Without its EXECUTE on segment_grant, nothing of PostgreSQL's depends on
 -- tp_other: the refusal is idgen's, naming the tag
 REVOKE EXECUTE ON FUNCTION idgen.segment_grant(text, text, text) FROM tp_other;

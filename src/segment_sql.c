@@ -1517,9 +1517,9 @@ idgen_segment_owner_utility(Node *stmt, bool before, List *dropped)
 						  get_rolespec_oid(lfirst(lc), false), NULL, false);
 		}
 	}
-	else if (!before && IsA(stmt, RenameStmt) &&
-			 ((RenameStmt *) stmt)->renameType == OBJECT_ROLE)
+	else if (!before && IsA(stmt, RenameStmt))
 	{
+		/* of a role: the test at the top let no other RenameStmt through */
 		owner_sql("UPDATE idgen.segment_alloc SET owner = $2 WHERE owner_id OPERATOR(pg_catalog.=) $1",
 				  get_role_oid(((RenameStmt *) stmt)->newname, false),
 				  ((RenameStmt *) stmt)->newname, false);

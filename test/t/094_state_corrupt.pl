@@ -14,7 +14,9 @@
 #    CRC: CREATE EXTENSION and DROP EXTENSION fail with XX001 "idgen file
 #    ... is corrupt" and change nothing (a tag's floor could be lost); the
 #    file intact, the tag is created again only above its floor; the file
-#    cannot be written, DROP EXTENSION fails and the extension stays.
+#    unreadable, CREATE EXTENSION fails with the reason; the file cannot be
+#    written, DROP EXTENSION fails and the extension stays; the file cannot
+#    be removed, DROP DATABASE goes through with a WARNING naming it.
 use strict;
 use warnings;
 use PostgreSQL::Test::Cluster;
@@ -124,8 +126,18 @@ for my $what (sort keys %bad)
 is($node->safe_psql('kept', q{SELECT count(*) FROM pg_extension WHERE extname = 'idgen'}),
 	'0', 'and the extension was not created');
 
-# Intact again: the tag comes back only above its floor
+# Unreadable: CREATE EXTENSION fails with the reason (as the file is not
+# known to be absent, a floor could be lost)
 write_file($tags, $good);
+chmod(0, $tags) or die "chmod $tags: $!";
+{
+	my ($ret, $out, $err) = try_sql($node, 'CREATE EXTENSION idgen', db => 'kept');
+	like($err, qr/ERROR:  42501: could not open file "idgen\.tags\.$dboid": Permission denied/,
+		'the kept tags unreadable: CREATE EXTENSION fails with 42501');
+}
+chmod(0600, $tags) or die "chmod $tags: $!";
+
+# Intact again: the tag comes back only above its floor
 $node->safe_psql('kept', 'CREATE EXTENSION idgen');
 my ($ret, $out, $err) = try_sql($node, q{SELECT idgen.segment_create('k', 1, 100)}, db => 'kept');
 like($err, qr/22023: segment tag "k" cannot start at 1/, 'with the file intact the floor of the tag holds');
@@ -157,6 +169,18 @@ $node->safe_psql('kept', 'CREATE EXTENSION idgen');
 ($ret, $out, $err) = try_sql($node, q{SELECT idgen.segment_create('k', 1, 100)}, db => 'kept');
 like($err, qr/22023: segment tag "k" cannot start at 1/,
 	'once it can be written, DROP EXTENSION keeps the floor of the tag');
+
+# DROP DATABASE removes the database's kept tags; when it cannot (here a
+# directory has the file's name), the database is dropped all the same
+# and a WARNING names the file
+$node->safe_psql('postgres', 'CREATE DATABASE gone');
+my $gone = $node->safe_psql('postgres', q{SELECT oid FROM pg_database WHERE datname = 'gone'});
+mkdir($node->data_dir . "/idgen.tags.$gone/") or die "mkdir: $!";
+($ret, $out, $err) = try_sql($node, 'DROP DATABASE gone');
+is($ret, 0, 'DROP DATABASE goes through when its kept tags cannot be removed');
+like($err, qr/WARNING:  .*could not remove file "idgen\.tags\.$gone": Is a directory/,
+	'and a WARNING names the file');
+rmdir($node->data_dir . "/idgen.tags.$gone") or die "rmdir: $!";
 
 $node->stop;
 done_testing();
