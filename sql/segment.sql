@@ -51,6 +51,16 @@ SELECT idgen.segment_alter('order', step => 0);
 \echo :LAST_ERROR_SQLSTATE
 SELECT idgen.segment_alter('nosuchtag', step => 5);
 \echo :LAST_ERROR_SQLSTATE
+-- max_id set to what it is already: nothing moves, and the IDs already
+-- buffered are kept (no jump); a step this large allocates nothing more
+SELECT idgen.segment_create('same_max', 1, 1000000);
+SELECT idgen.segment_nextval('same_max') AS same_first \gset
+SELECT max_id AS same_max FROM idgen.segment_alloc WHERE biz_tag = 'same_max' \gset
+SELECT idgen.segment_alter('same_max', max_id => :same_max);
+SELECT idgen.segment_nextval('same_max') = :same_first + 1 AS buffered_kept,
+       max_id = :same_max AS max_id_unchanged
+  FROM idgen.segment_alloc WHERE biz_tag = 'same_max';
+SELECT idgen.segment_drop('same_max');
 
 -- Errors of segment_nextval
 SELECT idgen.segment_nextval(NULL);

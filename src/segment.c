@@ -50,6 +50,7 @@
 #include "utils/guc.h"
 #include "utils/memutils.h"
 
+#include "clock.h"
 #include "idgen.h"
 #include "segment.h"
 #include "worker.h"
@@ -642,7 +643,7 @@ switch_or_wait(LocalTag *lt, uint64 e)
 	IdgenSegmentSlot *slot = lt->slot;
 	uint64		ne = (e + 1) & IDGEN_SEG_EPOCH_MASK;
 	IdgenSegmentDesc *nd = &slot->ring[ne % IDGEN_SEG_RING];
-	TimestampTz start = 0;
+	int64		start = 0;		/* monotonic ms: a clock step moves no wait */
 	bool		prepared = false;
 
 	for (;;)
@@ -696,17 +697,17 @@ switch_or_wait(LocalTag *lt, uint64 e)
 		if (!prepared)
 		{
 			pg_atomic_fetch_add_u64(&slot->waits, 1);
-			start = GetCurrentTimestamp();
+			start = idgen_clock_monotonic_ms();
 			wake_allocator(true);
 			ConditionVariablePrepareToSleep(&idgen_segment->cv);
 			prepared = true;
 			continue;			/* check again before the first sleep */
 		}
 		left_ms = idgen_segment_wait_timeout_ms -
-			(long) ((GetCurrentTimestamp() - start) / 1000);
+			(long) (idgen_clock_monotonic_ms() - start);
 		if (left_ms <= 0 && !uses_server() &&
-			((TimestampTz) pg_atomic_read_u64(&slot->standby_wait_until) >
-			 GetCurrentTimestamp() ||
+			((int64) pg_atomic_read_u64(&slot->standby_wait_until) >
+			 idgen_clock_monotonic_ms() ||
 			 idgen_worker_waits_for_sync_rep(in_main_database == 1 ?
 											 InvalidOid : MyDatabaseId)))
 		{
@@ -717,7 +718,7 @@ switch_or_wait(LocalTag *lt, uint64 e)
 			 * commit would (statement_timeout and cancellation still end
 			 * the wait)
 			 */
-			start = GetCurrentTimestamp();
+			start = idgen_clock_monotonic_ms();
 			continue;
 		}
 		if (left_ms <= 0)

@@ -106,12 +106,14 @@ typedef struct IdgenSegmentSlot
 								 * last pause noticed; allocator */
 	pg_atomic_uint32 hunger_epoch;	/* current epoch at hunger_at;
 									 * allocator */
-	pg_atomic_uint64 standby_wait_until;	/* TimestampTz: while a
-											 * committed allocation waits
-											 * for the standbys' flush, a
-											 * moment soon after the
-											 * allocator last looked; 0
-											 * when none waits; allocator */
+	pg_atomic_uint64 standby_wait_until;	/* monotonic ms (clock.c, the
+											 * same in every process):
+											 * while a committed
+											 * allocation waits for the
+											 * standbys' flush, a moment
+											 * soon after the allocator
+											 * last looked; 0 when none
+											 * waits; allocator */
 	pg_atomic_uint64 standby_timeouts;	/* allocations published after
 										 * idgen.segment_standby_wait
 										 * without every standby's flush;

@@ -84,6 +84,7 @@
 #include "replication/walsender.h"
 #include "replication/walsender_private.h"
 
+#include "clock.h"
 #include "idgen.h"
 #include "segment.h"
 #include "worker.h"
@@ -149,7 +150,7 @@ typedef struct PendingAlloc
 	int64		seg_len;
 	int32		cache;
 	XLogRecPtr	lsn;			/* end of its commit record */
-	TimestampTz committed;		/* when it committed */
+	int64		committed;		/* when it committed, monotonic ms */
 } PendingAlloc;
 
 static MemoryContext step_cxt = NULL;
@@ -762,7 +763,7 @@ is_pending(const char *tag)
  * on its account
  */
 static void
-show_standby_wait(const SegmentNeed *need, TimestampTz now, long next_ms)
+show_standby_wait(const SegmentNeed *need, int64 now, long next_ms)
 {
 	IdgenSegmentSlot *slot;
 	IdgenSegmentKey key;
@@ -772,7 +773,7 @@ show_standby_wait(const SegmentNeed *need, TimestampTz now, long next_ms)
 	slot = hash_search(idgen_segment_hash, &key, HASH_FIND, NULL);
 	if (slot && pg_atomic_read_u64(&slot->generation) == need->gen)
 		pg_atomic_write_u64(&slot->standby_wait_until,
-							(uint64) TimestampTzPlusMilliseconds(now, next_ms + 1000));
+							(uint64) (now + next_ms + 1000));
 	LWLockRelease(idgen_segment->lock);
 }
 
@@ -785,14 +786,14 @@ static void
 check_pending(long *sleep_ms)
 {
 	ListCell   *lc;
-	TimestampTz now = GetCurrentTimestamp();
+	int64		now = idgen_clock_monotonic_ms();
 
 	foreach(lc, pending)
 	{
 		PendingAlloc *p = lfirst(lc);
 		pid_t		pids[STANDBY_NAMED_MAX];
 		int			n = 0;
-		long		waited = (long) ((now - p->committed) / 1000);
+		long		waited = (long) (now - p->committed);
 		long		left = idgen_segment_standby_wait_ms - waited;
 
 		if (idgen_segment_standby_wait_ms > 0)
@@ -849,7 +850,7 @@ publish_or_wait(const SegmentNeed *need, int64 first, int64 len,
 	p->seg_len = seg_len;
 	p->cache = cache;
 	p->lsn = lsn;
-	p->committed = GetCurrentTimestamp();
+	p->committed = idgen_clock_monotonic_ms();
 	pending = lappend(pending, p);
 	MemoryContextSwitchTo(old);
 	show_standby_wait(need, p->committed, 1);
@@ -1049,7 +1050,7 @@ bool
 idgen_segment_alloc_step(long *sleep_ms, IdgenWorkerKind kind)
 {
 	MemoryContext old;
-	TimestampTz start;
+	int64		start;			/* monotonic ms */
 	List	   *needs;
 	List	   *unknown = NIL;
 	ListCell   *lc;
@@ -1071,7 +1072,7 @@ idgen_segment_alloc_step(long *sleep_ms, IdgenWorkerKind kind)
 	old = MemoryContextSwitchTo(step_cxt);
 
 	check_pending(sleep_ms);
-	start = GetCurrentTimestamp();
+	start = idgen_clock_monotonic_ms();
 	needs = collect_needs(&unknown, &changed);
 	work = (needs != NIL || unknown != NIL || changed);
 	foreach(lc, unknown)
@@ -1090,8 +1091,7 @@ idgen_segment_alloc_step(long *sleep_ms, IdgenWorkerKind kind)
 		int32		cache = 1;
 
 		CHECK_FOR_INTERRUPTS();
-		if (TimestampDifferenceExceeds(start, GetCurrentTimestamp(),
-									   STEP_BUDGET_MS))
+		if (idgen_clock_monotonic_ms() - start >= STEP_BUDGET_MS)
 		{
 			/* Let the snowflake reservation have its turn, then go on */
 			*sleep_ms = 0;

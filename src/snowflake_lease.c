@@ -270,15 +270,9 @@ static void
 note_error(const char *msg)
 {
 	char		buf[IDGEN_LEASE_TEXT_LEN];
-	int			n;
 
+	/* One line already: libpq's errors come through pqconn.c's set_error */
 	strlcpy(buf, msg ? msg : "", sizeof(buf));
-	n = strlen(buf);
-	while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == ' '))
-		buf[--n] = '\0';
-	for (char *p = buf; *p; p++)
-		if (*p == '\n')
-			*p = ' ';
 
 	SpinLockAcquire(&idgen_snowflake_lease->mutex);
 	strlcpy(idgen_snowflake_lease->last_error, buf, IDGEN_LEASE_TEXT_LEN);

@@ -109,7 +109,7 @@ echo "== unit tests (plain C) [at ${SECONDS} s]"
 if [ -f test/unit/Makefile ]; then
 	unit_cflags=()
 	[ $coverage = 1 ] && unit_cflags=(CFLAGS="-std=c11 -O0 -g -Wall -Wextra -Werror --coverage")
-	out=$(as_pg_user make -s -C "$work/test/unit" run "${unit_cflags[@]}" 2>&1)
+	out=$(as_pg_user make -s -B -C "$work/test/unit" run "${unit_cflags[@]}" 2>&1)
 	echo "$out" | tail -20
 	line=$(echo "$out" | grep -E '^[0-9]+ passed, [0-9]+ failed$' | tail -1)
 	if [ -n "$line" ]; then

@@ -7,7 +7,8 @@
 #  - a registry whose every node id of the layout (one node bit: 0 and 1)
 #    is leased to other servers: the same 55000, the detail saying every
 #    node id is leased;
-#  - neither server issues an ID.
+#  - neither server issues an ID;
+#  - the registry stopped, node_lease_status shows libpq's error on one line.
 # No assertion depends on time: each failing call waits idgen's bounded
 # time for the worker's first lease, and the lease never comes.
 use strict;
@@ -77,9 +78,16 @@ like($err,
 is($full->safe_psql('postgres', 'SELECT issued FROM idgen.snowflake_status()'),
 	'0', 'nothing was issued');
 
+# The registry gone: libpq's error, two lines and a tab, is kept on one
+# line (what a monitoring query reads)
+$registry->stop;
+ok($bare->poll_query_until('postgres',
+		q{SELECT last_error LIKE '%Is the server running%' FROM idgen.node_lease_status()}),
+	"the registry stopped: node_lease_status shows libpq's error");
+unlike($bare->safe_psql('postgres', 'SELECT last_error FROM idgen.node_lease_status()'),
+	qr/[\n\t]/, 'on one line');
 $bare->stop;
 $full->stop;
-$registry->stop;
 # The registry's error is quoted in bare's log (the worker's LOG line, the
 # refusal's detail): any other error is unexpected
 my @bad = grep {

@@ -9,9 +9,9 @@
 #    new IDs are above every ID issued before (idgen.snowflake_reservation,
 #    WAL-logged, is the other copy of the mark);
 #  - the file that keeps a database's segment tags when the extension is
-#    dropped ($PGDATA/idgen.tags.<database oid>), cut short, of another
-#    version, with a count or a tag length it cannot hold, or failing its
-#    CRC: CREATE EXTENSION and DROP EXTENSION fail with XX001 "idgen file
+#    dropped ($PGDATA/idgen.tags.<database oid>), cut short (in its
+#    header or in a tag), of another version, with a count or a tag length
+#    it cannot hold, or failing its CRC: CREATE EXTENSION and DROP EXTENSION fail with XX001 "idgen file
 #    ... is corrupt" and change nothing (a tag's floor could be lost); the
 #    file intact, the tag is created again only above its floor; the file
 #    unreadable, CREATE EXTENSION fails with the reason; the file cannot be
@@ -113,6 +113,10 @@ my %bad = (
 	'of another version' => substr($good, 0, 4) . pack('L', 99) . substr($good, 8),
 	'with a count it cannot hold' => substr($good, 0, 8) . pack('L', 0xffffffff) . substr($good, 12),
 	'with a tag of length 0' => substr($good, 0, 20) . pack('L', 0) . substr($good, 24),
+	'with a tag longer than any' => substr($good, 0, 20) . pack('L', 200) . substr($good, 24),
+	'cut short in a tag\'s max_id' => substr($good, 0, 16),
+	'cut short in a tag\'s length' => substr($good, 0, 22),
+	'cut short in a tag\'s name' => substr($good, 0, 20) . pack('L', 8) . substr($good, 24),
 	'failing its CRC' => substr($good, 0, 28) . chr(ord(substr($good, 28, 1)) ^ 0xff),
 	'without its CRC' => substr($good, 0, 25),
 );

@@ -37,6 +37,10 @@
 # Then idgen.segment_standby_wait's bound: with the standby's walsender
 # stopped and the bound at 300 ms, draws succeed, a WARNING names the
 # standby and segment_status.standby_timeouts counts the allocations.
+# And clock steps while a call waits for such an allocation: an hour
+# forward, the call gets its IDs once the standby has flushed (no error, no
+# WARNING, nothing handed out early); an hour back, after the bound with
+# the WARNING, not an hour later.
 #
 # PostgreSQL 15 lane only (IDGEN_NEIGHBOURS_MAJOR), as t/110 to t/112.
 # Outcomes only: no duration is asserted.
@@ -226,6 +230,65 @@ cmp_ok($primary->safe_psql('postgres',
 my $log = substr(slurp_file($primary->logfile), $log_pos);
 like($log, qr/WARNING:  idgen: segment tag "orders": 1 streaming standby\(s\) did not flush its allocation within 300 ms: "n4" \(pid \d+/,
 	'a WARNING names the standby');
+
+# Clock steps while a call waits for an allocation the stopped standby has
+# not flushed: the waits are measured on the monotonic clock.  The client
+# is waiting when the primary's clock moves.  $bound:
+# idgen.segment_standby_wait; $step: the move; $hold: seconds the walsender
+# stays stopped after the move (undef: until the client has its IDs)
+sub clock_step
+{
+	my ($bound, $step, $hold) = @_;
+	$primary->safe_psql('postgres',
+		"ALTER SYSTEM SET idgen.segment_standby_wait = '$bound'; SELECT pg_reload_conf()");
+	$primary->poll_query_until('postgres', 'SHOW idgen.segment_standby_wait', $bound)
+	  or die 'idgen.segment_standby_wait not reloaded';
+	my $timeouts = $primary->safe_psql('postgres',
+		q{SELECT standby_timeouts FROM idgen.segment_status WHERE biz_tag = 'orders'});
+	my $pos = -s $primary->logfile;
+	my @ws = split /\n/,
+	  $primary->safe_psql('postgres', 'SELECT pid FROM pg_stat_replication');
+	kill 'STOP', @ws;
+	my $d = start_drawer($primary, name => "step$step", batches => 1,
+		sql => q{SELECT idgen.segment_nextval('orders') FROM generate_series(1, 30);});
+	$primary->poll_query_until('postgres', q{
+		SELECT count(*) = 1 FROM pg_stat_activity
+		 WHERE query LIKE '%segment_nextval%' AND wait_event_type = 'Extension'
+		   AND pid <> pg_backend_pid()})
+	  or die 'the client does not wait';
+	set_clock($primary, $step);
+	if (defined $hold)
+	{
+		usleep($hold * 1_000_000);
+		kill 'CONT', @ws;
+	}
+	my ($ids, $err) = finish_drawer($d);
+	kill 'CONT', @ws unless defined $hold;
+	set_clock($primary, '+0');
+	return ($ids, $err, $timeouts, substr(slurp_file($primary->logfile), $pos));
+}
+
+# Forward an hour, the bound an hour, the walsender held 1.5 s more: the
+# call waits on, and nothing is handed out before the standby has flushed
+# (no WARNING, no timeout counted).  (Measured on the wall clock, the call
+# failed with 55000 at once, and the worker handed the allocation out.)
+my ($ids, $step_err, $timeouts, $step_log) = clock_step('1h', '+3600', 1.5);
+is(scalar(@$ids), 30, 'clock an hour forward: the waiting call gets its IDs, no error')
+  or diag $step_err;
+is($primary->safe_psql('postgres',
+	q{SELECT standby_timeouts FROM idgen.segment_status WHERE biz_tag = 'orders'}),
+	$timeouts, 'and no allocation was handed out before the standby flushed it');
+unlike($step_log, qr/did not flush its allocation/, 'no WARNING of a late standby');
+
+# Back an hour, the bound 2 s, the walsender stopped until the call has its
+# IDs: each allocation is handed out after the bound, not an hour later,
+# with the WARNING.  (On the wall clock, the allocation pending at the move
+# waited an hour.)
+($ids, $step_err, $timeouts, $step_log) = clock_step('2s', '-3600');
+is(scalar(@$ids), 30, 'clock an hour back: the waiting call gets its IDs after the bound')
+  or diag $step_err;
+like($step_log, qr/did not flush its allocation within 2000 ms/,
+	'the WARNING names the bound');
 
 $standby->stop;
 $primary->stop;
