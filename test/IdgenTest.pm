@@ -535,7 +535,9 @@ sub finish_drawer
 	eval {
 		my $t = IPC::Run::timer($PostgreSQL::Test::Utils::timeout_default);
 		$t->start;
-		while ($d->{h}->pumpable && !$t->is_expired)
+		# check, not is_expired: a timer the harness does not own expires
+		# only when checked
+		while ($d->{h}->pumpable && $t->check)
 		{
 			$d->{h}->pump_nb;
 			usleep(20_000);
@@ -638,7 +640,7 @@ sub finish_pgbench
 	eval {
 		my $t = IPC::Run::timer($PostgreSQL::Test::Utils::timeout_default);
 		$t->start;
-		while ($p->{h}->pumpable && !$t->is_expired)
+		while ($p->{h}->pumpable && $t->check)
 		{
 			$p->{h}->pump_nb;
 			usleep(20_000);

@@ -115,7 +115,7 @@ set_clock($node, '-1h');
 # (waited for: the test's own timeout is the only bound)
 my $t = IPC::Run::timer($PostgreSQL::Test::Utils::timeout_default);
 $t->start;
-while ($out !~ /DONE/ && !$t->is_expired)
+while ($out !~ /DONE/ && $t->check)
 {
 	$h->pump_nb;
 	usleep(50_000);

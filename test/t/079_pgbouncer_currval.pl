@@ -172,7 +172,7 @@ sub client_sql
 	while ($c->{out} !~ /^__done__$/m)
 	{
 		die "psql through pgbouncer did not answer: $c->{err}"
-		  if $t->is_expired || !$c->{h}->pumpable;
+		  if !$t->check || !$c->{h}->pumpable;
 		$c->{h}->pump_nb;
 		usleep(10_000);
 	}
