@@ -449,22 +449,21 @@ id_interval(PG_FUNCTION_ARGS)
 					 errdetail("The IDs of a time span are one integer interval only when the timestamp is above the node and the sequence.")));
 			break;
 		case IDGEN_SPAN_TOO_LONG:
-			/* A field reaching bit 63 (Discord's) holds less than its bits */
-			if ((((uint64) PG_INT64_MAX) >> l->ts.shift) < idgen_field_max(l->ts.bits))
+			{
+				/* A field reaching bit 63 (Discord's) holds less than its bits */
+				uint64		cap = ((uint64) PG_INT64_MAX) >> l->ts.shift;
+
 				ereport(ERROR,
 						(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 						 errmsg("interval \"%s\" is too long for layout \"%s\"",
 								text, l->name),
+						 cap < idgen_field_max(l->ts.bits) ?
 						 errdetail("The layout's %d timestamp bits reach the sign bit, and a positive bigint holds at most " UINT64_FORMAT " ticks of %s there.",
-								   l->ts.bits, ((uint64) PG_INT64_MAX) >> l->ts.shift,
+								   l->ts.bits, cap, unit_text(l->unit_us)) :
+						 errdetail("The layout's %d timestamp bits hold at most " UINT64_FORMAT " ticks of %s.",
+								   l->ts.bits, idgen_field_max(l->ts.bits),
 								   unit_text(l->unit_us))));
-			ereport(ERROR,
-					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-					 errmsg("interval \"%s\" is too long for layout \"%s\"",
-							text, l->name),
-					 errdetail("The layout's %d timestamp bits hold at most " UINT64_FORMAT " ticks of %s.",
-							   l->ts.bits, idgen_field_max(l->ts.bits),
-							   unit_text(l->unit_us))));
+			}
 			break;
 	}
 	PG_RETURN_INT64(width);
