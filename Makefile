@@ -21,8 +21,8 @@ DATA = $(filter-out $(DATA_built),$(wildcard idgen--*.sql)) $(wildcard idgen--*.
 # pg_regress (sql/, expected/) and isolation tests (test/specs,
 # test/expected).  installcheck runs them against the running server in
 # databases contrib_regression and isolation_regression.
-REGRESS = snowflake decode gene codec segment segment_cache segment_privilege arrivals currval adopt adopt_matrix partitions bad_input refusals
-ISOLATION = snowflake_concurrent segment_privilege
+REGRESS = snowflake decode gene codec segment segment_cache segment_privilege arrivals currval adopt adopt_matrix partitions bad_input refusals public_id
+ISOLATION = snowflake_concurrent segment_privilege adopt_concurrent segment_status_revoke id_key_revoke
 ISOLATION_OPTS = --inputdir=$(srcdir)/test
 EXTRA_CLEAN = tmp_check/ tmp_instance/ $(DATA_built) src/*.gcno src/*.gcda
 
@@ -45,6 +45,10 @@ endif
 PG_CPPFLAGS += -I$(libpq_srcdir)
 SHLIB_LINK_INTERNAL += $(libpq)
 
+# The FF1 cipher of public IDs (src/ff1.c) runs on AES from OpenSSL's
+# libcrypto, which PostgreSQL on Debian links already
+SHLIB_LINK += -lcrypto
+
 # No LLVM bitcode: JIT inlining of these small functions is not worth a
 # clang dependency at build time
 override with_llvm = no
@@ -54,7 +58,10 @@ override with_llvm = no
 override undefine TAP_TESTS
 
 PG_CONFIG ?= pg_config
-PGXS := $(shell $(PG_CONFIG) --pgxs)
+PGXS := $(shell $(PG_CONFIG) --pgxs 2>/dev/null)
+ifeq ($(PGXS),)
+$(error cannot run "$(PG_CONFIG) --pgxs": install the server's development files (Debian: postgresql-server-dev-N) or name pg_config, e.g. make PG_CONFIG=/usr/lib/postgresql/N/bin/pg_config (see docs/install.md))
+endif
 include $(PGXS)
 
 $(DATA_built): src/idgen.sql

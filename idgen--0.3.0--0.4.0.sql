@@ -192,8 +192,8 @@ $$;
 --                       survive stopped, the columns widened (adopt_widen),
 --                       the new default set
 --
--- The steps run only inside adopt_column (idgen.adopt_step, C, refuses
--- otherwise), so the step functions are granted to PUBLIC harmlessly; what
+-- The steps run only inside adopt_column (idgen.adopt_step, C and not
+-- STRICT, refuses otherwise, a null table included), so the step functions are granted to PUBLIC harmlessly; what
 -- they alter, ALTER TABLE and ALTER SEQUENCE check against the owner
 -- themselves.  Running as the owner: another role's code (CHECK
 -- constraints, index expressions, ...) never runs at all, as every relation
@@ -208,14 +208,14 @@ $$;
 CREATE FUNCTION idgen.adopt_snowflake_advance(tbl regclass, min_id bigint)
     RETURNS void
     AS 'MODULE_PATHNAME', 'adopt_snowflake_advance'
-    LANGUAGE C VOLATILE STRICT;
+    LANGUAGE C VOLATILE;
 COMMENT ON FUNCTION idgen.adopt_snowflake_advance(regclass, bigint) IS
     'Step of idgen.adopt_column: make every later snowflake ID of this server larger than the adopted column''s largest value, within idgen.max_lead of the clock (refused outside adopt_column)';
 GRANT EXECUTE ON FUNCTION idgen.adopt_snowflake_advance(regclass, bigint) TO PUBLIC;
 
 CREATE FUNCTION idgen.adopt_step(tbl regclass, rewrite boolean) RETURNS void
     AS 'MODULE_PATHNAME', 'adopt_step'
-    LANGUAGE C VOLATILE STRICT;
+    LANGUAGE C VOLATILE;
 COMMENT ON FUNCTION idgen.adopt_step(regclass, boolean) IS
     'Refuses unless idgen.adopt_column is adopting tbl; rewrite => true closes its adopt_snowflake_advance';
 GRANT EXECUTE ON FUNCTION idgen.adopt_step(regclass, boolean) TO PUBLIC;
@@ -286,6 +286,7 @@ CREATE FUNCTION idgen.adopt_tree(tbl regclass) RETURNS regclass[]
     LANGUAGE sql STABLE
     SET search_path = pg_catalog, pg_temp
 AS $$
+    SELECT idgen.adopt_step(tbl, false);
     WITH RECURSIVE t(rel) AS (
         SELECT tbl::oid
       UNION
@@ -305,6 +306,7 @@ CREATE FUNCTION idgen.adopt_relations(tbl regclass, att smallint,
     LANGUAGE sql STABLE
     SET search_path = pg_catalog, pg_temp
 AS $$
+    SELECT idgen.adopt_step(tbl, false);
     WITH RECURSIVE edges(parent, pattnum, child, cattnum) AS (
         SELECT i.inhparent, pa.attnum, i.inhrelid, ca.attnum
           FROM pg_inherits i
@@ -331,6 +333,7 @@ CREATE FUNCTION idgen.adopt_sequences(tbl regclass, col name) RETURNS regclass[]
     LANGUAGE sql STABLE
     SET search_path = pg_catalog, pg_temp
 AS $$
+    SELECT idgen.adopt_step(tbl, false);
     WITH tree(rel) AS (SELECT unnest(idgen.adopt_tree(tbl)))
     SELECT coalesce(array_agg(DISTINCT s.seq), '{}') FROM (
         SELECT dep.refobjid::regclass AS seq
@@ -434,7 +437,17 @@ BEGIN
         -- A change that changes nothing (adopt_check_owners refused
         -- cycling sequences), for its lock: nextval() waits for it until
         -- the end of the transaction, so the last value read stays the
-        -- last until adopt_switch stops or drops the sequence
+        -- last until adopt_switch stops or drops the sequence.  A sequence
+        -- that this transaction's snapshot shows but the latest catalog
+        -- (pg_table_is_visible's syscache) does not was dropped by a
+        -- transaction that committed after the snapshot or while the table
+        -- lock was awaited: what was read about the column is stale
+        IF pg_table_is_visible(seq::oid) IS NULL THEN
+            RAISE EXCEPTION 'could not adopt table %: it changed while adopt_column read it', tbl
+                USING ERRCODE = 'serialization_failure',
+                      DETAIL = format('A sequence that fed column "%s" (OID %s) was dropped by a transaction that committed meanwhile.', col, seq::oid),
+                      HINT = 'Call adopt_column again in a new transaction.';
+        END IF;
         EXECUTE format('ALTER SEQUENCE %s NO CYCLE', seq);
         lv := pg_sequence_last_value(seq);   -- null until its first nextval
         IF lv IS NOT NULL AND (seq_max IS NULL OR lv > seq_max) THEN
@@ -614,7 +627,7 @@ BEGIN
     RAISE NOTICE 'sequence % is stopped at %: its next nextval() fails', seq, v
         USING DETAIL = concat_ws(' ', format('It fed column "%s" of table %s, whose new IDs may take any value above %s.', col, tbl, v),
                                  CASE WHEN users IS NOT NULL THEN format('It still feeds %s.', users) END),
-              HINT = 'Give every column it feeds a generator of its own (adopt it too, for the same segment tag or for snowflake IDs).';
+              HINT = 'Give every column it feeds a generator of its own (adopt it too, for the same segment tag or for snowflake IDs).  Never restart the sequence (ALTER SEQUENCE ... MAXVALUE or RESTART, setval): the values it gave next would repeat IDs.';
 END
 $$;
 COMMENT ON FUNCTION idgen.adopt_stop_sequence(regclass, name, regclass) IS
@@ -1336,7 +1349,8 @@ CREATE FUNCTION idgen.segment_status_fn(
     OUT epoch bigint,
     OUT chain_length int,
     OUT segments_ready int,
-    OUT standby_timeouts bigint)
+    OUT standby_timeouts bigint,
+    OUT unprotected bigint)
     RETURNS SETOF record
     AS 'MODULE_PATHNAME', 'segment_status_fn'
     LANGUAGE C VOLATILE PARALLEL SAFE;
@@ -1345,7 +1359,7 @@ COMMENT ON FUNCTION idgen.segment_status_fn() IS
 CREATE VIEW idgen.segment_status AS
     SELECT * FROM idgen.segment_status_fn();
 COMMENT ON VIEW idgen.segment_status IS
-    'Segment tags in shared memory: current and next segment, dynamic step, chain of segments ready ahead, allocations, waits, and allocations handed out before every streaming standby had flushed them';
+    'Segment tags in shared memory: current and next segment, dynamic step, chain of segments ready ahead, allocations, waits, allocations handed out before every streaming standby had flushed them, and allocations handed out with no streaming standby where one was expected';
 REVOKE ALL ON FUNCTION idgen.segment_status_fn() FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION idgen.segment_status_fn() TO pg_monitor;
 GRANT SELECT ON idgen.segment_status TO pg_monitor;
@@ -1457,3 +1471,170 @@ GRANT EXECUTE ON FUNCTION idgen.segment_status_fn() TO PUBLIC;
 GRANT SELECT ON idgen.segment_status TO PUBLIC;
 
 -- END tag privileges
+
+-- BEGIN public id keys
+
+-- Keys of public IDs (src/idkey.c): idgen.id_encrypt(id, key) is NIST SP
+-- 800-38G FF1 on AES-256 over [0, 2^width), idgen.id_decrypt its inverse.
+-- A key is made inside the server from pg_strong_random() by
+-- idgen.id_key_create; its bytes are shown by no view, function or
+-- message.  Only superusers read this table (the functions read it as its
+-- owner).  A key's bytes, width and name never change and a key is never
+-- deleted, so that its functions can be IMMUTABLE; pg_dump keeps the rows
+-- (and therefore the keys: pg_dump --exclude-table-data=idgen.id_key leaves
+-- them out).
+CREATE TABLE idgen.id_key (
+    name text PRIMARY KEY CHECK (octet_length(name) BETWEEN 1 AND 63),
+    owner name NOT NULL,
+    owner_id oid,
+    width int NOT NULL CHECK (width BETWEEN 20 AND 63),
+    key bytea NOT NULL CHECK (octet_length(key) = 32),
+    created timestamptz NOT NULL DEFAULT now()
+);
+COMMENT ON TABLE idgen.id_key IS
+    'Keys of public IDs (idgen.id_encrypt, idgen.id_decrypt): AES-256 keys of FF1 over [0, 2^width); readable by superusers only';
+COMMENT ON COLUMN idgen.id_key.owner_id IS
+    'Role that owns the key: it, its members and superusers use it and grant its use; owner is its name, kept for pg_dump';
+REVOKE ALL ON TABLE idgen.id_key FROM PUBLIC;
+SELECT pg_catalog.pg_extension_config_dump('idgen.id_key', '');
+
+-- Who may use a key besides its owner: granted and revoked by the owner
+-- with id_key_grant and id_key_revoke, to a role (kept by OID with the name
+-- for pg_dump) or to public (grantee 'public', grantee_id 0)
+CREATE TABLE idgen.id_key_privilege (
+    key_name text NOT NULL,
+    privilege text NOT NULL CHECK (privilege IN ('use')),
+    grantee name NOT NULL,
+    grantee_id oid,
+    PRIMARY KEY (key_name, privilege, grantee)
+);
+COMMENT ON TABLE idgen.id_key_privilege IS
+    'Privileges on keys of public IDs granted with idgen.id_key_grant(): use (id_encrypt, id_decrypt)';
+REVOKE ALL ON TABLE idgen.id_key_privilege FROM PUBLIC;
+SELECT pg_catalog.pg_extension_config_dump('idgen.id_key_privilege', '');
+
+-- A key never changes: no new name, bytes or width, no delete; the owner
+-- and the grantees are the roles of their names (a restored row from
+-- another cluster takes the role of its name, as a tag's owner does)
+CREATE FUNCTION idgen.id_key_guard() RETURNS trigger
+    LANGUAGE plpgsql
+    SECURITY DEFINER
+    SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    IF TG_TABLE_NAME = 'id_key_privilege' THEN
+        IF NEW.grantee = 'public' THEN
+            NEW.grantee_id := 0;
+        ELSIF NOT EXISTS (SELECT 1 FROM pg_roles r
+                           WHERE r.oid = NEW.grantee_id AND r.rolname = NEW.grantee) THEN
+            NEW.grantee_id := (SELECT r.oid FROM pg_roles r WHERE r.rolname = NEW.grantee);
+        END IF;
+        RETURN NEW;
+    END IF;
+    IF TG_OP IN ('DELETE', 'TRUNCATE') THEN
+        RAISE EXCEPTION 'cannot delete a key of public IDs'
+            USING ERRCODE = 'feature_not_supported',
+                  DETAIL = 'Public IDs made with a key decrypt only with it, and a name is never given to other bytes.',
+                  HINT = 'Make a new key with idgen.id_key_create() for new public IDs.';
+    END IF;
+    IF TG_OP = 'UPDATE' AND (NEW.name IS DISTINCT FROM OLD.name
+        OR NEW.key IS DISTINCT FROM OLD.key OR NEW.width IS DISTINCT FROM OLD.width) THEN
+        RAISE EXCEPTION 'cannot change key "%" of public IDs', OLD.name
+            USING ERRCODE = 'feature_not_supported',
+                  HINT = 'Make a new key with idgen.id_key_create() for new public IDs.';
+    END IF;
+    IF TG_OP = 'INSERT' OR NEW.owner IS DISTINCT FROM OLD.owner THEN
+        IF NOT EXISTS (SELECT 1 FROM pg_roles r
+                        WHERE r.oid = NEW.owner_id AND r.rolname = NEW.owner) THEN
+            NEW.owner_id := (SELECT r.oid FROM pg_roles r WHERE r.rolname = NEW.owner);
+        END IF;
+    END IF;
+    RETURN NEW;
+END
+$$;
+COMMENT ON FUNCTION idgen.id_key_guard() IS
+    'Trigger of idgen.id_key (a key never changes nor goes) and idgen.id_key_privilege (grantees are roles by name)';
+REVOKE ALL ON FUNCTION idgen.id_key_guard() FROM PUBLIC;
+CREATE TRIGGER id_key_guard
+    BEFORE INSERT OR UPDATE OR DELETE ON idgen.id_key
+    FOR EACH ROW EXECUTE FUNCTION idgen.id_key_guard();
+CREATE TRIGGER id_key_guard_truncate
+    BEFORE TRUNCATE ON idgen.id_key
+    FOR EACH STATEMENT EXECUTE FUNCTION idgen.id_key_guard();
+CREATE TRIGGER id_key_privilege_guard
+    BEFORE INSERT OR UPDATE OF grantee, grantee_id ON idgen.id_key_privilege
+    FOR EACH ROW EXECUTE FUNCTION idgen.id_key_guard();
+
+CREATE VIEW idgen.id_keys AS
+    SELECT name, owner, width, created FROM idgen.id_key;
+COMMENT ON VIEW idgen.id_keys IS
+    'Keys of public IDs: name, owner, width, creation time (never the key bytes)';
+GRANT SELECT ON idgen.id_keys TO PUBLIC;
+
+CREATE FUNCTION idgen.id_key_create(name text, width int DEFAULT 63)
+    RETURNS void
+    AS 'MODULE_PATHNAME', 'id_key_create'
+    LANGUAGE C VOLATILE
+    SET search_path = pg_catalog, pg_temp;
+COMMENT ON FUNCTION idgen.id_key_create(text, int) IS
+    'Make a key of public IDs from pg_strong_random(): FF1 over [0, 2^width), width 20 to 63; owned by the caller';
+REVOKE ALL ON FUNCTION idgen.id_key_create(text, int) FROM PUBLIC;
+
+-- IMMUTABLE: a key's bytes never change under its name.  PARALLEL
+-- RESTRICTED: only the leader calls them, so the privilege checked and
+-- the key's cipher are the session's, kept until a grant changes.
+CREATE FUNCTION idgen.id_encrypt(id bigint, key text) RETURNS bigint
+    AS 'MODULE_PATHNAME', 'id_encrypt'
+    LANGUAGE C IMMUTABLE STRICT PARALLEL RESTRICTED;
+COMMENT ON FUNCTION idgen.id_encrypt(bigint, text) IS
+    'Public ID of id under a key: FF1 (AES-256) permutation of [0, 2^width)';
+CREATE FUNCTION idgen.id_decrypt(public_id bigint, key text) RETURNS bigint
+    AS 'MODULE_PATHNAME', 'id_decrypt'
+    LANGUAGE C IMMUTABLE STRICT PARALLEL RESTRICTED;
+COMMENT ON FUNCTION idgen.id_decrypt(bigint, text) IS
+    'The id whose public ID under a key is public_id (inverse of idgen.id_encrypt)';
+
+CREATE FUNCTION idgen.id_key_grant(key text, privilege text, grantee text)
+    RETURNS void
+    AS 'MODULE_PATHNAME', 'id_key_grant'
+    LANGUAGE C VOLATILE
+    SET search_path = pg_catalog, pg_temp;
+COMMENT ON FUNCTION idgen.id_key_grant(text, text, text) IS
+    'Grant use of a key of public IDs to a role or to public: by the key''s owner or a superuser';
+CREATE FUNCTION idgen.id_key_revoke(key text, privilege text, grantee text)
+    RETURNS void
+    AS 'MODULE_PATHNAME', 'id_key_revoke'
+    LANGUAGE C VOLATILE
+    SET search_path = pg_catalog, pg_temp;
+COMMENT ON FUNCTION idgen.id_key_revoke(text, text, text) IS
+    'Revoke use of a key of public IDs from a role or from public: by the key''s owner or a superuser';
+REVOKE ALL ON FUNCTION idgen.id_key_grant(text, text, text) FROM PUBLIC;
+REVOKE ALL ON FUNCTION idgen.id_key_revoke(text, text, text) FROM PUBLIC;
+
+-- END public id keys
+
+-- BEGIN segment resume
+-- A restored copy, or a former standby started without promotion, hands
+-- out no segment ID until a superuser vouches that its original hands out
+-- no more (its allocations above the restored segment_alloc would repeat).
+CREATE FUNCTION idgen.segment_resume() RETURNS boolean
+    AS 'MODULE_PATHNAME', 'segment_resume'
+    LANGUAGE C VOLATILE STRICT;
+COMMENT ON FUNCTION idgen.segment_resume() IS
+    'Lift the refusal of segment IDs on a restored copy: the caller vouches that the original server hands out no more segment IDs (superuser only); false if nothing was refused';
+REVOKE ALL ON FUNCTION idgen.segment_resume() FROM PUBLIC;
+-- END segment resume
+
+-- BEGIN public id key privileges changed
+
+-- Backends keep a key's privilege answer (src/idkey.c) until the privilege
+-- generation moves: a change of a key's grants or owner moves it once its
+-- transaction ends, as for segment tags
+CREATE TRIGGER id_key_privileges_changed
+    AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON idgen.id_key_privilege
+    FOR EACH STATEMENT EXECUTE FUNCTION idgen.segment_privileges_changed();
+CREATE TRIGGER id_key_privileges_changed
+    AFTER UPDATE OF owner, owner_id ON idgen.id_key
+    FOR EACH STATEMENT EXECUTE FUNCTION idgen.segment_privileges_changed();
+
+-- END public id key privileges changed

@@ -584,4 +584,79 @@ SELECT idgen.adopt_switch('steps', 'id', 1::smallint, '', '{}', NULL);
 SELECT idgen.adopt_stop_sequence('steps', 'id', 'steps_id_seq');
 \echo :LAST_ERROR_SQLSTATE
 SELECT * FROM col_state('steps', 'id');
+-- Every step, with a null table or other null arguments too, called by the
+-- owner of a sequence: each refuses (42501, the step's own message), and the
+-- sequence is not stopped
+CREATE ROLE adopt_stranger;
+CREATE SEQUENCE stranger_seq;
+ALTER SEQUENCE stranger_seq OWNER TO adopt_stranger;
+SET ROLE adopt_stranger;
+DO $$
+DECLARE
+    c text;
+BEGIN
+    FOREACH c IN ARRAY ARRAY[
+        'adopt_step(NULL, true)', 'adopt_step(''steps'', NULL)',
+        'adopt_snowflake_advance(NULL, 9000000000000000000)',
+        'adopt_snowflake_advance(''steps'', NULL)',
+        'adopt_target(NULL, ''id'', ''snowflake'')',
+        'adopt_tree(NULL)', 'adopt_tree(''steps'')',
+        'adopt_relations(NULL, 1::smallint)', 'adopt_relations(''steps'', 1::smallint)',
+        'adopt_sequences(NULL, ''id'')', 'adopt_sequences(''steps'', ''id'')',
+        'adopt_check_owners(NULL, ''id'', 1::smallint, ''{stranger_seq}'')',
+        'adopt_floor(NULL, ''id'', ''{stranger_seq}'')',
+        'adopt_snowflake(NULL, ''id'', 9000000000000000000)',
+        'adopt_segment(NULL, ''id'', ''stranger_tag'', 5)',
+        'adopt_stop_sequence(NULL, ''id'', ''stranger_seq'')',
+        'adopt_stop_sequence(NULL, NULL, ''stranger_seq'')',
+        'adopt_widen(NULL, 1::smallint)',
+        'adopt_switch(NULL, ''id'', 1::smallint, '''', ''{stranger_seq}'', NULL)'] LOOP
+        BEGIN
+            EXECUTE 'SELECT idgen.' || c;
+            RAISE NOTICE '%: ran', c;
+        EXCEPTION WHEN OTHERS THEN
+            RAISE NOTICE '%: % %', c, SQLSTATE, SQLERRM;
+        END;
+    END LOOP;
+END
+$$;
+SELECT nextval('stranger_seq') AS not_stopped;
+RESET ROLE;
+SELECT seqmax = 9223372036854775807 AS maxvalue_kept FROM pg_sequence
+ WHERE seqrelid = 'stranger_seq'::regclass;
+SELECT count(*) AS no_tag FROM idgen.segment_alloc WHERE biz_tag = 'stranger_tag';
+DROP SEQUENCE stranger_seq;
+DROP ROLE adopt_stranger;
 DROP TABLE steps;
+
+--
+-- 15. An INSERT in the transaction that adopted the column for a segment
+-- tag: the idgen worker allocates from committed rows only, so a tag the
+-- call created is unknown there (42704) and one it raised has its row
+-- locked (55000 after idgen.segment_wait_timeout); after the commit the
+-- INSERT works.  A snowflake adoption draws at once.
+--
+CREATE TABLE same_xact (id serial PRIMARY KEY, v text);
+INSERT INTO same_xact (v) VALUES ('a');
+BEGIN;
+SELECT idgen.adopt_column('same_xact', 'id', 'segment:same_xact');
+INSERT INTO same_xact (v) VALUES ('b');
+\echo :LAST_ERROR_SQLSTATE
+ROLLBACK;
+SELECT idgen.segment_create('same_xact_raised');
+BEGIN;
+SET LOCAL idgen.segment_wait_timeout = '200ms';
+SELECT idgen.adopt_column('same_xact', 'id', 'segment:same_xact_raised');
+INSERT INTO same_xact (v) VALUES ('b');
+\echo :LAST_ERROR_SQLSTATE
+ROLLBACK;
+SELECT idgen.adopt_column('same_xact', 'id', 'segment:same_xact_raised');
+INSERT INTO same_xact (v) VALUES ('b') RETURNING id > 1 AS above_the_old_ids;
+DROP TABLE same_xact;
+CREATE TABLE same_xact (id serial PRIMARY KEY, v text);
+BEGIN;
+SELECT idgen.adopt_column('same_xact', 'id');
+INSERT INTO same_xact (v) VALUES ('b') RETURNING id > 1 AS snowflake_at_once;
+COMMIT;
+DROP TABLE same_xact;
+SELECT idgen.segment_drop('same_xact_raised');

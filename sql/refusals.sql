@@ -171,6 +171,11 @@ SELECT regexp_replace(try('DROP EXTENSION idgen'), 'idgen\.tags\.[0-9]+', 'idgen
 SELECT count(*) AS extension_stays FROM pg_extension WHERE extname = 'idgen';
 -- Its event trigger's function, called as a plain function
 SELECT try($$SELECT idgen.segment_keep_on_drop()$$);
+-- The table triggers' functions: the C one with 39P01, as PostgreSQL's own
+-- C trigger functions; the PL/pgSQL ones with PL/pgSQL's own 0A000
+SELECT try($$SELECT idgen.segment_privileges_changed()$$);
+SELECT try($$SELECT idgen.segment_alloc_guard()$$);
+SELECT try($$SELECT idgen.segment_privilege_guard()$$);
 \c :home
 -- A role with CREATEDB (not the owner) copies a template database right
 -- after a draw there: idgen's ProcessUtility hook (module.c) makes the

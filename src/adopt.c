@@ -35,6 +35,7 @@
 #include "nodes/makefuncs.h"
 #include "nodes/pg_list.h"
 #include "parser/parse_func.h"
+#include "storage/lock.h"
 #include "utils/acl.h"
 #include "utils/builtins.h"
 #include "utils/guc.h"
@@ -49,6 +50,41 @@ static Oid	adopting = InvalidOid;
 
 /* adopt_snowflake_advance may still be called once for it */
 static bool advance_open = false;
+
+/*
+ * The advisory lock that one adoption of a table holds until its
+ * transaction ends (field4 3: neither of pg_advisory_lock's key forms)
+ */
+#define ADOPT_LOCK_KEY 0x49444741	/* "IDGA" */
+#define ADOPT_LOCK_KIND 3
+
+/*
+ * Only one adopt_column of a table at a time: a second one, in another
+ * transaction, fails at once with 55P03 naming the table, rather than
+ * waiting for the first and then adopting from what it read before (the
+ * first dropped the sequences it would lock)
+ */
+static void
+adopt_lock_table(Oid relid)
+{
+	LOCKTAG		tag;
+	char	   *relname;
+	char	   *nspname;
+
+	SET_LOCKTAG_ADVISORY(tag, MyDatabaseId, relid, ADOPT_LOCK_KEY,
+						 ADOPT_LOCK_KIND);
+	if (LockAcquire(&tag, ExclusiveLock, false, true) != LOCKACQUIRE_NOT_AVAIL)
+		return;
+	relname = get_rel_name(relid);
+	nspname = get_namespace_name(get_rel_namespace(relid));
+	ereport(ERROR,
+			(errcode(ERRCODE_LOCK_NOT_AVAILABLE),
+			 errmsg("could not adopt table %s: another transaction is adopting it",
+					relname && nspname ?
+					quote_qualified_identifier(nspname, relname) : "?"),
+			 errdetail("One adopt_column of a table runs at a time; the other fails at once."),
+			 errhint("When that transaction has ended, look at the column: if it committed, the column is adopted already.")));
+}
 
 /*
  * The owner of table relid; an error unless the current user has its
@@ -106,6 +142,7 @@ adopt_column(PG_FUNCTION_ARGS)
 				 errmsg("table, column and generator of adopt_column cannot be null")));
 	relid = PG_GETARG_OID(0);
 	owner = adopt_check_owner(relid);
+	adopt_lock_table(relid);
 
 	body = LookupFuncName(list_make2(makeString("idgen"),
 									 makeString("adopt_column_body")),
@@ -153,7 +190,10 @@ adopt_column(PG_FUNCTION_ARGS)
 	PG_RETURN_VOID();
 }
 
-/* Error unless adopt_column is adopting relid in this backend */
+/*
+ * Error unless adopt_column is adopting relid in this backend; InvalidOid
+ * (a null argument) is always refused
+ */
 static void
 adopt_require_running(Oid relid, const char *what)
 {
@@ -175,7 +215,10 @@ PG_FUNCTION_INFO_V1(adopt_step);
 Datum
 adopt_step(PG_FUNCTION_ARGS)
 {
-	adopt_require_running(PG_GETARG_OID(0), "this step of adopt_column");
+	/* Not STRICT: a null argument is no call of adopt_column's, refused */
+	adopt_require_running(PG_ARGISNULL(0) || PG_ARGISNULL(1) ?
+						  InvalidOid : PG_GETARG_OID(0),
+						  "this step of adopt_column");
 	if (PG_GETARG_BOOL(1))
 		advance_open = false;
 	PG_RETURN_VOID();
@@ -193,12 +236,17 @@ PG_FUNCTION_INFO_V1(adopt_snowflake_advance);
 Datum
 adopt_snowflake_advance(PG_FUNCTION_ARGS)
 {
-	Oid			relid = PG_GETARG_OID(0);
-	int64		min_id = PG_GETARG_INT64(1);
+	Oid			relid;
+	int64		min_id;
 	uint32		why;
 
 	idgen_require_loaded();
-	adopt_require_running(relid, "adopt_snowflake_advance");
+	/* Not STRICT: a null argument is no call of adopt_column's, refused */
+	adopt_require_running(PG_ARGISNULL(0) || PG_ARGISNULL(1) ?
+						  InvalidOid : PG_GETARG_OID(0),
+						  "adopt_snowflake_advance");
+	relid = PG_GETARG_OID(0);
+	min_id = PG_GETARG_INT64(1);
 	if (!advance_open)
 		ereport(ERROR,
 				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),

@@ -3,11 +3,11 @@
  *		Settings and helpers shared by the SQL entry points.
  *
  * idgen_define_gucs runs in the postmaster at start-up (from _PG_init,
- * module.c); idgen_require_loaded, idgen_layout_arg and idgen_table_relid
- * run in backends and keep no shared state.  Functions of pure arithmetic
- * (genes, codecs, decode and make with a named layout) work without the
- * preload; generators, status functions and anything using the server's
- * idgen.layout need it.
+ * module.c); idgen_require_loaded, idgen_layout_arg, idgen_table_relid and
+ * idgen_spi_read_fresh run in backends and keep no shared state.
+ * Functions of pure arithmetic (genes, codecs, decode and make with a
+ * named layout) work without the preload; generators, status functions and
+ * anything using the server's idgen.layout need it.
  */
 #include "postgres.h"
 
@@ -16,12 +16,14 @@
 #include <unistd.h>
 
 #include "catalog/namespace.h"
+#include "executor/spi.h"
 #include "postmaster/postmaster.h"
 #include "storage/fd.h"
 #include "utils/builtins.h"
 #include "utils/guc.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
+#include "utils/snapmgr.h"
 
 #include "idgen.h"
 
@@ -37,6 +39,7 @@ int			idgen_test_hold_lock = 0;
 int			idgen_segment_max_workers = 2;
 char	   *idgen_database = NULL;
 bool		idgen_allow_on_standby = false;
+bool		idgen_allow_key_drop = false;
 int			idgen_node_timeline_bits = 0;
 
 /* The layout of idgen.layout, parsed once in the postmaster */
@@ -276,6 +279,10 @@ idgen_define_gucs(void)
 							 "Allow snowflake IDs on a server in recovery, where they are not protected by a durable reservation.",
 							 NULL, &idgen_allow_on_standby, false,
 							 PGC_SIGHUP, 0, NULL, NULL, NULL);
+	DefineCustomBoolVariable("idgen.allow_key_drop",
+							 "Let DROP EXTENSION idgen drop the keys of public IDs in table idgen.id_key, which it refuses otherwise.",
+							 NULL, &idgen_allow_key_drop, false,
+							 PGC_SUSET, 0, NULL, NULL, NULL);
 }
 
 /* Every part is set up: the functions that need the preload may run */
@@ -292,6 +299,27 @@ idgen_table_relid(const char *name)
 	Oid			nsp = get_namespace_oid("idgen", true);
 
 	return OidIsValid(nsp) ? get_relname_relid(name, nsp) : InvalidOid;
+}
+
+/*
+ * Run a read-only SPI plan with a snapshot taken now, whatever the
+ * transaction's, for the committed rows of idgen's table relid: privileges
+ * and keys, which PostgreSQL's own would read from the catalog.
+ * GetCatalogSnapshot() takes one afresh on every call for a table without
+ * a syscache and, unlike GetLatestSnapshot(), in parallel mode too.
+ * Returns SPI_execute_snapshot's result.
+ */
+int
+idgen_spi_read_fresh(SPIPlanPtr plan, Datum *args, const char *nulls,
+					 Oid relid, long tcount)
+{
+	Snapshot	snap = RegisterSnapshot(GetCatalogSnapshot(relid));
+	int			ret;
+
+	ret = SPI_execute_snapshot(plan, args, nulls, snap, InvalidSnapshot,
+							   true, false, tcount);
+	UnregisterSnapshot(snap);
+	return ret;
 }
 
 /* Error unless loaded via shared_preload_libraries */

@@ -194,6 +194,7 @@ extern int	idgen_test_hold_lock;	/* idgen.test_hold_lock: tests only */
 extern int	idgen_segment_max_workers;
 extern char *idgen_database;
 extern bool idgen_allow_on_standby;
+extern bool idgen_allow_key_drop;
 extern int	idgen_node_timeline_bits;	/* low node bits from the timeline */
 
 /* The largest idgen.node_timeline_bits */
@@ -225,6 +226,20 @@ extern void idgen_mark_loaded(void);
 
 /* OID of table idgen.<name> in this database, InvalidOid if absent */
 extern Oid	idgen_table_relid(const char *name);
+
+/*
+ * Error unless table idgen.id_key, about to be dropped, holds no key or
+ * idgen.allow_key_drop is on (idkey.c; the object access hook calls it)
+ */
+extern void idgen_id_key_refuse_drop(Oid relid);
+
+/*
+ * A read-only SPI plan run with a snapshot taken now, in parallel mode too,
+ * for the committed rows of idgen's table relid (idgen.c)
+ */
+struct _SPI_plan;
+extern int	idgen_spi_read_fresh(struct _SPI_plan *plan, Datum *args,
+								 const char *nulls, Oid relid, long tcount);
 
 /*
  * Write a file of the data directory durably (idgen.c): data into tmp,

@@ -323,103 +323,98 @@ parse_unit(const char *s, int64_t *us)
 	return true;
 }
 
-/* Parse a custom spec; see idgen_layout_parse_why */
-static bool
-parse_custom(const char *spec, IdgenLayout *l, char *err, size_t errlen,
-			 IdgenLayoutError *why)
+/* What parse_custom has read of a custom spec so far */
+typedef struct CustomSpec
 {
-	char		buf[256];
-	IdgenField *order[3];
-	int			nfields = 0;
-	int			shift = 0;
-	bool		have_unit = false,
-				have_epoch = false;
-	char	   *item;
-	char	   *next;
+	IdgenField *order[3];		/* the fields, in the order given */
+	int			nfields;
+	bool		have_unit;
+	bool		have_epoch;
+} CustomSpec;
 
-	if (strlen(spec) >= sizeof(buf))
+/* One item key=value of a custom spec, into l and cs; see parse_custom */
+static bool
+parse_custom_item(char *item, IdgenLayout *l, CustomSpec *cs,
+				  char *err, size_t errlen, IdgenLayoutError *why)
+{
+	char	   *eq = strchr(item, '=');
+	char	   *key = item,
+			   *val;
+
+	while (isspace((unsigned char) *key))
+		key++;
+	if (eq == NULL)
 	{
-		snprintf(err, errlen, "layout spec is too long");
+		snprintf(err, errlen, "layout item \"%.40s\" is not key=value", key);
 		return false;
 	}
-	strcpy(buf, spec);
-	memset(l, 0, sizeof(*l));
-	strcpy(l->name, "custom");
-
-	for (item = buf; item != NULL; item = next)
+	*eq = '\0';
+	val = eq + 1;
+	if (strcmp(key, "ts") == 0 || strcmp(key, "node") == 0 ||
+		strcmp(key, "seq") == 0)
 	{
-		char	   *eq;
-		char	   *key = item,
-				   *val;
+		IdgenField *f = key[0] == 't' ? &l->ts : key[0] == 'n' ? &l->node : &l->seq;
+		char	   *end;
+		long		bits = strtol(val, &end, 10);
 
-		next = strchr(item, ',');
-		if (next)
-			*next++ = '\0';
-		eq = strchr(item, '=');
-
-		while (isspace((unsigned char) *key))
-			key++;
-		if (eq == NULL)
+		if (f->name[0] != '\0')
 		{
-			snprintf(err, errlen, "layout item \"%.40s\" is not key=value", key);
+			snprintf(err, errlen, "layout field \"%s\" is given twice", key);
 			return false;
 		}
-		*eq = '\0';
-		val = eq + 1;
-		if (strcmp(key, "ts") == 0 || strcmp(key, "node") == 0 ||
-			strcmp(key, "seq") == 0)
+		if (!isdigit((unsigned char) val[0]) || *end != '\0' ||
+			bits < 0 || bits > 63)
 		{
-			IdgenField *f = key[0] == 't' ? &l->ts : key[0] == 'n' ? &l->node : &l->seq;
-			char	   *end;
-			long		bits = strtol(val, &end, 10);
-
-			if (f->name[0] != '\0')
-			{
-				snprintf(err, errlen, "layout field \"%s\" is given twice", key);
-				return false;
-			}
-			if (!isdigit((unsigned char) val[0]) || *end != '\0' ||
-				bits < 0 || bits > 63)
-			{
-				snprintf(err, errlen, "layout field \"%s\" needs a width from 0 to 63, not \"%.40s\"", key, val);
-				return false;
-			}
-			strcpy(f->name, key);
-			f->bits = (int) bits;
-			order[nfields++] = f;
-		}
-		else if (strcmp(key, "unit") == 0)
-		{
-			if (have_unit || !parse_unit(val, &l->unit_us))
-			{
-				snprintf(err, errlen, "layout unit \"%.40s\" is not a duration such as 1ms, 10ms or 1s", val);
-				return false;
-			}
-			have_unit = true;
-		}
-		else if (strcmp(key, "epoch") == 0)
-		{
-			if (have_epoch)
-			{
-				snprintf(err, errlen, "layout key \"epoch\" is given twice");
-				return false;
-			}
-			if (!parse_epoch(val, &l->epoch_us, err, errlen, why))
-				return false;
-			have_epoch = true;
-		}
-		else
-		{
-			snprintf(err, errlen, "unknown layout key \"%.40s\"", key);
+			snprintf(err, errlen, "layout field \"%s\" needs a width from 0 to 63, not \"%.40s\"", key, val);
 			return false;
 		}
+		strcpy(f->name, key);
+		f->bits = (int) bits;
+		cs->order[cs->nfields++] = f;
 	}
-	if (nfields != 3)
+	else if (strcmp(key, "unit") == 0)
+	{
+		if (cs->have_unit || !parse_unit(val, &l->unit_us))
+		{
+			snprintf(err, errlen, "layout unit \"%.40s\" is not a duration such as 1ms, 10ms or 1s", val);
+			return false;
+		}
+		cs->have_unit = true;
+	}
+	else if (strcmp(key, "epoch") == 0)
+	{
+		if (cs->have_epoch)
+		{
+			snprintf(err, errlen, "layout key \"epoch\" is given twice");
+			return false;
+		}
+		if (!parse_epoch(val, &l->epoch_us, err, errlen, why))
+			return false;
+		cs->have_epoch = true;
+	}
+	else
+	{
+		snprintf(err, errlen, "unknown layout key \"%.40s\"", key);
+		return false;
+	}
+	return true;
+}
+
+/*
+ * The custom layout l read into cs is whole and fits a positive bigint:
+ * lay its fields out (the first given highest); see parse_custom
+ */
+static bool
+check_custom(IdgenLayout *l, CustomSpec *cs, char *err, size_t errlen)
+{
+	int			shift = 0;
+
+	if (cs->nfields != 3)
 	{
 		snprintf(err, errlen, "layout must give ts, node and seq widths");
 		return false;
 	}
-	if (!have_unit || !have_epoch)
+	if (!cs->have_unit || !cs->have_epoch)
 	{
 		snprintf(err, errlen, "layout must give a unit and an epoch");
 		return false;
@@ -435,12 +430,12 @@ parse_custom(const char *spec, IdgenLayout *l, char *err, size_t errlen,
 				 l->ts.bits + l->node.bits + l->seq.bits);
 		return false;
 	}
-	for (int i = nfields - 1; i >= 0; i--)
+	for (int i = cs->nfields - 1; i >= 0; i--)
 	{
-		order[i]->shift = shift;
-		shift += order[i]->bits;
+		cs->order[i]->shift = shift;
+		shift += cs->order[i]->bits;
 	}
-	if (order[0] != &l->ts)
+	if (cs->order[0] != &l->ts)
 	{
 		snprintf(err, errlen, "layout must start with the timestamp, so IDs sort by time");
 		return false;
@@ -451,6 +446,36 @@ parse_custom(const char *spec, IdgenLayout *l, char *err, size_t errlen,
 		return false;
 	}
 	return true;
+}
+
+/* Parse a custom spec; see idgen_layout_parse_why */
+static bool
+parse_custom(const char *spec, IdgenLayout *l, char *err, size_t errlen,
+			 IdgenLayoutError *why)
+{
+	char		buf[256];
+	CustomSpec	cs = {0};
+	char	   *item;
+	char	   *next;
+
+	if (strlen(spec) >= sizeof(buf))
+	{
+		snprintf(err, errlen, "layout spec is too long");
+		return false;
+	}
+	strcpy(buf, spec);
+	memset(l, 0, sizeof(*l));
+	strcpy(l->name, "custom");
+
+	for (item = buf; item != NULL; item = next)
+	{
+		next = strchr(item, ',');
+		if (next)
+			*next++ = '\0';
+		if (!parse_custom_item(item, l, &cs, err, errlen, why))
+			return false;
+	}
+	return check_custom(l, &cs, err, errlen);
 }
 
 /*

@@ -8,18 +8,106 @@
  * caller's deadline (CLOCK_MONOTONIC milliseconds, clock.h).  On any
  * failure the connection is closed and the next call opens a new one.
  *
- * Runs only in the workers; an IdgenPqConn belongs to one caller, and
- * there is no shared state.
+ * Runs only in the workers, but for the check hook of the settings that
+ * hold connection strings, which runs wherever they are set; an IdgenPqConn
+ * belongs to one caller, and there is no shared state.
  */
 #include "postgres.h"
 
 #include "miscadmin.h"
 #include "storage/latch.h"
+#include "utils/guc.h"
 #include "utils/memutils.h"
 
 #include "clock.h"
 #include "idgen.h"
 #include "pqconn.h"
+
+/* A check hook refused a value since idgen_pqconn_refused was last asked */
+static bool refused = false;
+
+/*
+ * Whether libpq takes conninfo as a connection string, not as a plain
+ * database name (libpq's recognized_connection_string)
+ */
+static bool
+is_connection_string(const char *conninfo)
+{
+	return strncmp(conninfo, "postgresql://", 13) == 0 ||
+		strncmp(conninfo, "postgres://", 11) == 0 ||
+		strchr(conninfo, '=') != NULL;
+}
+
+/* See pqconn.h */
+bool
+idgen_pqconn_check_no_password(char **newval, void **extra, GucSource source)
+{
+	PQconninfoOption *opts;
+	char	   *err = NULL;
+	const char *secret = NULL;
+
+	if (*newval == NULL || !is_connection_string(*newval))
+		return true;
+	opts = PQconninfoParse(*newval, &err);
+	if (opts == NULL)
+	{
+		/* The worker's connection would fail with the same message */
+		int			n = err ? strlen(err) : 0;
+
+		/* libpq's message ends with a newline */
+		while (n > 0 && err[n - 1] == '\n')
+			err[--n] = '\0';
+		refused = true;
+		GUC_check_errmsg("invalid connection string");
+		GUC_check_errdetail("%s.", n > 0 ? err : "out of memory");
+		if (err)
+			PQfreemem(err);
+		return false;
+	}
+	for (PQconninfoOption *o = opts; o->keyword != NULL; o++)
+		if (o->val != NULL && o->val[0] != '\0' &&
+			(strcmp(o->keyword, "password") == 0 ||
+			 strcmp(o->keyword, "sslpassword") == 0))
+		{
+			secret = o->keyword;
+			break;
+		}
+	if (secret != NULL)
+	{
+		refused = true;
+		GUC_check_errmsg("a connection string of idgen cannot contain a password");
+		GUC_check_errdetail("It gives keyword \"%s\", and roles with pg_read_all_settings, pg_monitor among them, read the setting.",
+							secret);
+		GUC_check_errhint("Put the password in a password file: ~/.pgpass of the server's operating system user, the file named by PGPASSFILE in the server's environment, or passfile= in the connection string.");
+	}
+	PQconninfoFree(opts);
+	return secret == NULL;
+}
+
+/* See pqconn.h */
+void
+idgen_pqconn_define_conninfo(const char *name, const char *short_desc,
+							 char **valueAddr, GucContext context)
+{
+	refused = false;
+	DefineCustomStringVariable(name, short_desc, NULL, valueAddr, "",
+							   context, GUC_SUPERUSER_ONLY,
+							   idgen_pqconn_check_no_password, NULL, NULL);
+
+	/*
+	 * A value of the configuration the check hook refuses here is only
+	 * warned about by PostgreSQL, and the setting left empty: a server that
+	 * should lease its node id or take its segments from another server
+	 * would then run without it, so it does not start
+	 */
+	if (refused)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("invalid value for parameter \"%s\" in the configuration", name),
+				 errdetail("The WARNING before this message says why; the server does not start without the setting."),
+				 errhint("Correct \"%s\" in postgresql.conf or postgresql.auto.conf; a password belongs in a password file (~/.pgpass, PGPASSFILE or passfile=).",
+						 name)));
+}
 
 /* Record a failure in r->error as one line, without a trailing newline */
 static void

@@ -12,6 +12,7 @@
 #define IDGEN_PQCONN_H
 
 #include "libpq-fe.h"
+#include "utils/guc.h"
 
 #define IDGEN_PQCONN_ERROR_LEN 256
 
@@ -38,5 +39,25 @@ extern PGresult *idgen_pqconn_exec(IdgenPqConn *r, const char *sql,
 
 /* Close the connection */
 extern void idgen_pqconn_close(IdgenPqConn *r);
+
+/*
+ * Check hook of idgen.node_registry and idgen.segment_server: refuses a
+ * connection string libpq cannot parse or that carries a password (keyword
+ * password or sslpassword, also in URI form), since pg_read_all_settings
+ * reads them
+ */
+extern bool idgen_pqconn_check_no_password(char **newval, void **extra,
+										   GucSource source);
+
+/*
+ * Define string setting name holding a connection string, superuser only,
+ * checked by idgen_pqconn_check_no_password; an error if the value the
+ * configuration gives it is refused (PostgreSQL alone would only warn at
+ * start-up and leave it empty)
+ */
+extern void idgen_pqconn_define_conninfo(const char *name,
+										 const char *short_desc,
+										 char **valueAddr,
+										 GucContext context);
 
 #endif							/* IDGEN_PQCONN_H */

@@ -22,7 +22,8 @@
  * Each backend keeps a local map of tag -> (slot, generation), and
  * remembers the tag of its last call, so the usual call does no hash lookup
  * and takes no lock.  Shared memory and its rules: idgen.h.  The SQL
- * functions are in segment_sql.c.
+ * functions are in segment_sql.c; the privilege check of a draw, in
+ * segment_acl.c.
  */
 #include "postgres.h"
 
@@ -52,6 +53,7 @@
 
 #include "clock.h"
 #include "idgen.h"
+#include "restore.h"
 #include "segment.h"
 #include "worker.h"
 
@@ -90,13 +92,6 @@ typedef struct LocalTag
 static HTAB *local_tags = NULL;
 static LocalTag *last_tag = NULL;
 
-/*
- * Changes of roles and memberships seen by this backend (syscache
- * invalidations, as acl.c's own cache of memberships): a privilege found
- * through a membership is checked again after one
- */
-uint64		idgen_segment_acl_local = 0;
-
 /* Shared memory needed */
 Size
 idgen_segment_shmem_size(void)
@@ -106,6 +101,31 @@ idgen_segment_shmem_size(void)
 												sizeof(IdgenSegmentSlot))),
 					hash_estimate_size(IDGEN_SEGMENT_MARKS,
 									   sizeof(IdgenSegmentMark)));
+}
+
+/*
+ * Postmaster, as the region is created (start, crash restart): a restored
+ * copy or a former standby started without promotion refuses segment IDs,
+ * and the marker file keeps it so across restarts until segment_resume.
+ * Its original may have allocated segments above the restored
+ * idgen.segment_alloc: allocating from it again would repeat them.
+ */
+static uint32
+refuse_after_restore(void)
+{
+	bool		restore = idgen_start_is_restore();
+
+	if (!restore && !idgen_segments_refusal_kept())
+		return 0;
+	if (restore)
+	{
+		idgen_segments_refusal_keep(true);
+		ereport(LOG,
+				(errmsg("idgen: segment IDs are refused: this server is started from a backup, for archive recovery or from a standby's data directory without promotion"),
+				 errdetail("The server it was copied from may have allocated segments above the restored idgen.segment_alloc."),
+				 errhint("Once recovery has ended, have a superuser run SELECT idgen.segment_resume().")));
+	}
+	return 1;
 }
 
 /* Create or attach the shared state; caller holds AddinShmemInitLock */
@@ -124,6 +144,7 @@ idgen_segment_shmem_init(void)
 		pg_atomic_init_u64(&idgen_segment->next_generation, 1);
 		pg_atomic_init_u64(&idgen_segment->acl_generation, 0);
 		idgen_segment->ntags = 0;
+		pg_atomic_init_u32(&idgen_segment->refused, refuse_after_restore());
 	}
 	info.keysize = sizeof(IdgenSegmentKey);
 	info.entrysize = sizeof(IdgenSegmentSlot);
@@ -447,6 +468,13 @@ local_lookup(const char *p, int len)
 
 	idgen_segment_check_tag_length(p, len);
 	idgen_segment_check_usable();
+	/* (set only as the server starts: a tag looked up since is not) */
+	if (pg_atomic_read_u32(&idgen_segment->refused) != 0 && !uses_server())
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("segment IDs are refused because this server was started from a backup, after archive recovery or from a standby's data directory without promotion"),
+				 errdetail("The server it was copied from may have allocated segments above the restored idgen.segment_alloc, and this server would hand their IDs out again."),
+				 errhint("Once the original server issues no more segment IDs, have a superuser run SELECT idgen.segment_resume(). Two copies resumed from one backup still repeat each other's segment IDs.")));
 	if (local_tags == NULL)
 	{
 		HASHCTL		info;
@@ -492,6 +520,7 @@ init_slot(IdgenSegmentSlot *slot)
 	pg_atomic_init_u32(&slot->hunger_epoch, 0);
 	pg_atomic_init_u64(&slot->standby_wait_until, 0);
 	pg_atomic_init_u64(&slot->standby_timeouts, 0);
+	pg_atomic_init_u64(&slot->unprotected, 0);
 	/* Epoch 0 is an empty segment: the first call finds it used up */
 	for (int i = 0; i < IDGEN_SEG_RING; i++)
 	{
@@ -632,6 +661,58 @@ attach(LocalTag *lt)
 }
 
 /*
+ * switch_or_wait found no next segment of lt's tag, and none will come: the
+ * table has no such tag (IDGEN_SEG_UNKNOWN: forgotten here and in shared
+ * memory) or it ran out (IDGEN_SEG_EXHAUSTED).  prepared: it prepared to
+ * sleep on the condition variable.
+ */
+pg_noreturn static void
+no_segment_error(LocalTag *lt, uint32 state, bool prepared)
+{
+	if (state == IDGEN_SEG_UNKNOWN)
+	{
+		char		tag[IDGEN_SEGMENT_TAG_MAX + 1];
+
+		if (prepared)
+			ConditionVariableCancelSleep();
+		strlcpy(tag, lt->tag, sizeof(tag));
+		idgen_segment_forget(tag, lt->gen);
+		local_forget(lt);
+		idgen_segment_unknown_tag_error(tag);
+	}
+	if (prepared)
+		ConditionVariableCancelSleep();
+	ereport(ERROR,
+			(errcode(ERRCODE_SEQUENCE_GENERATOR_LIMIT_EXCEEDED),
+			 errmsg("segment tag \"%s\" has run out of IDs", lt->tag),
+			 errdetail("Its max_id in idgen.segment_alloc has reached the largest bigint.")));
+	pg_unreachable();
+}
+
+/*
+ * switch_or_wait waited idgen.segment_wait_timeout for a segment of lt's
+ * tag in vain (prepared to sleep): the error, naming the central server's
+ * failure or a wake-up left in the queue where there was one
+ */
+pg_noreturn static void
+wait_timeout_error(LocalTag *lt)
+{
+	ConditionVariableCancelSleep();
+	if (uses_server())
+		idgen_segment_server_check(lt->tag);
+	if (wake_queued)
+		report_queued(lt->tag);
+	ereport(ERROR,
+			(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+			 errmsg("could not draw an ID for segment tag \"%s\": the idgen worker did not load a segment within %d ms",
+					lt->tag, idgen_segment_wait_timeout_ms),
+			 errdetail("IDs are handed out only from segments that the idgen worker has allocated in idgen.segment_alloc in database \"%s\".",
+					   get_database_name(MyDatabaseId)),
+			 errhint("Make sure the \"idgen worker\" process is running and that no transaction holds a lock on the tag's row; idgen.segment_wait_timeout sets how long to wait.")));
+	pg_unreachable();
+}
+
+/*
  * The current segment (epoch e, len IDs) is used up: switch to the next one
  * if it is ready, else wait for the worker to load it.  Returns when the
  * epoch has moved on or the slot went away; errors for an unknown tag, an
@@ -672,26 +753,8 @@ switch_or_wait(LocalTag *lt, uint64 e)
 		}
 
 		state = pg_atomic_read_u32(&slot->state);
-		if (state == IDGEN_SEG_UNKNOWN)
-		{
-			char		tag[IDGEN_SEGMENT_TAG_MAX + 1];
-
-			if (prepared)
-				ConditionVariableCancelSleep();
-			strlcpy(tag, lt->tag, sizeof(tag));
-			idgen_segment_forget(tag, lt->gen);
-			local_forget(lt);
-			idgen_segment_unknown_tag_error(tag);
-		}
-		if (state == IDGEN_SEG_EXHAUSTED)
-		{
-			if (prepared)
-				ConditionVariableCancelSleep();
-			ereport(ERROR,
-					(errcode(ERRCODE_SEQUENCE_GENERATOR_LIMIT_EXCEEDED),
-					 errmsg("segment tag \"%s\" has run out of IDs", lt->tag),
-					 errdetail("Its max_id in idgen.segment_alloc has reached the largest bigint.")));
-		}
+		if (state == IDGEN_SEG_UNKNOWN || state == IDGEN_SEG_EXHAUSTED)
+			no_segment_error(lt, state, prepared);
 
 		/* Wait for the worker */
 		if (!prepared)
@@ -722,20 +785,7 @@ switch_or_wait(LocalTag *lt, uint64 e)
 			continue;
 		}
 		if (left_ms <= 0)
-		{
-			ConditionVariableCancelSleep();
-			if (uses_server())
-				idgen_segment_server_check(lt->tag);
-			if (wake_queued)
-				report_queued(lt->tag);
-			ereport(ERROR,
-					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-					 errmsg("could not draw an ID for segment tag \"%s\": the idgen worker did not load a segment within %d ms",
-							lt->tag, idgen_segment_wait_timeout_ms),
-					 errdetail("IDs are handed out only from segments that the idgen worker has allocated in idgen.segment_alloc in database \"%s\".",
-							   get_database_name(MyDatabaseId)),
-					 errhint("Make sure the \"idgen worker\" process is running and that no transaction holds a lock on the tag's row; idgen.segment_wait_timeout sets how long to wait.")));
-		}
+			wait_timeout_error(lt);
 		/* Short sleeps: a wake-up may be missed while the worker restarts */
 		(void) ConditionVariableTimedSleep(&idgen_segment->cv,
 										   Min(left_ms, 100),

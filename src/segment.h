@@ -2,8 +2,8 @@
  * segment.h
  *		Leaf-style segment IDs: the shared cache of tags and the hot path
  *		(segment.c), allocations by the worker (segment_alloc.c), the central
- *		segment server (segment_server.c) and the SQL functions
- *		(segment_sql.c).
+ *		segment server (segment_server.c), the privileges of tags
+ *		(segment_acl.c) and the SQL functions (segment_sql.c).
  *
  * Shared memory and its rules (the LWLock "idgen segment", slot
  * generations, the pos word, the seqlock of the descriptors): idgen.h.
@@ -118,6 +118,10 @@ typedef struct IdgenSegmentSlot
 										 * idgen.segment_standby_wait
 										 * without every standby's flush;
 										 * allocator */
+	pg_atomic_uint64 unprotected;	/* allocations published with no
+									 * streaming standby where one is
+									 * expected (segment_alloc.c);
+									 * allocator */
 	IdgenSegmentDesc ring[IDGEN_SEG_RING];	/* by epoch, seqlock */
 	char		pad1[PG_CACHE_LINE_SIZE];	/* keeps pos off the lines above */
 	pg_atomic_uint64 pos;		/* (epoch << 40) | offset; fetch-add, CAS */
@@ -149,6 +153,11 @@ typedef struct IdgenSegmentShared
 	pg_atomic_uint64 acl_generation;	/* moves when the privileges or the
 										 * owner of a tag change (commit) */
 	int			ntags;			/* slots in the hash; LWLock */
+	pg_atomic_uint32 refused;	/* 1: a restored copy or a former standby
+								 * started without promotion (restore.h)
+								 * hands out no segment ID until
+								 * segment_resume; set as the region is
+								 * created, cleared by segment_resume */
 } IdgenSegmentShared;
 
 /* Shared state (segment.c), NULL until attached */
@@ -209,23 +218,53 @@ extern List *idgen_segment_owner_utility(Node *stmt, bool before, List *dropped)
 extern int64 idgen_segment_next(const char *p, int len);
 
 /*
- * Privileges on a tag (segment_sql.c): the mask of IDGEN_TAG_DRAW and
- * IDGEN_TAG_READ that role holds on tag, read with the latest snapshot;
- * *found is false when the table has no row for it
+ * Privileges of tags (segment_acl.c, below the hot path of segment.c and
+ * the SQL functions of segment_sql.c, which both call it)
+ */
+
+/*
+ * Privileges on a tag: the mask of IDGEN_TAG_DRAW and IDGEN_TAG_READ that
+ * role holds on tag, read with the latest snapshot; *found is false when
+ * the table has no row for it
  */
 #define IDGEN_TAG_DRAW 0x1
 #define IDGEN_TAG_READ 0x2
 extern int	idgen_segment_tag_privileges(const char *tag, Oid role, bool *found);
 /*
  * Moved by this backend when what it found about privileges may no longer
- * hold: a role or membership changed, or a check was made in parallel mode
- * with the statement's snapshot (segment.c, segment_sql.c)
+ * hold: a role or membership changed (segment.c's syscache callback), or a
+ * check was made in parallel mode with the statement's snapshot
+ * (segment_acl.c), or this transaction changed privileges (segment_sql.c's
+ * trigger)
  */
 extern uint64 idgen_segment_acl_local;
-/* Whether this transaction changed privileges of tags (segment_sql.c) */
+/* Whether this transaction changed privileges of tags (segment_sql.c's trigger) */
 extern bool idgen_segment_acl_changed_here;
-/* Error of a role that lacks privilege on tag (segment_sql.c) */
+/* Error of a role that lacks privilege on tag */
 pg_noreturn extern void idgen_segment_acl_error(const char *tag, const char *what);
+/*
+ * Register, once per backend, the end-of-transaction callback that moves
+ * the shared privilege generation when this transaction changed privileges
+ * (idgen_segment_acl_changed_here)
+ */
+extern void idgen_segment_acl_register(void);
+/* Whether idgen.segment_alloc has the privilege columns (0.4.0) */
+extern bool idgen_segment_has_privilege_columns(void);
+
+/*
+ * Run the SPI calls that follow as the owner of idgen.segment_alloc (the
+ * extension's owner), in a security-restricted operation, as PostgreSQL's
+ * maintenance commands switch to a table's owner: between
+ * idgen_segment_become_table_owner and idgen_segment_become_caller.  An
+ * error restores the caller's identity with the (sub)transaction's abort.
+ */
+typedef struct IdgenTableOwnerSwitch
+{
+	Oid			save_userid;
+	int			save_sec_context;
+} IdgenTableOwnerSwitch;
+extern void idgen_segment_become_table_owner(IdgenTableOwnerSwitch *sw);
+extern void idgen_segment_become_caller(IdgenTableOwnerSwitch *sw);
 
 /*
  * Segments ready ahead of the current epoch e of slot (segment.c); exact

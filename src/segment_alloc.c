@@ -53,6 +53,19 @@
  * standby that has not flushed within idgen.segment_standby_wait is named
  * in a WARNING, the tag's standby_timeouts counts it, and the segments are
  * published anyway: a failover to that standby may hand them out again.
+ * Such a standby is then excused: the worker waits for it no more until it
+ * has flushed WAL up to where WAL ended when it was excused (it has caught
+ * up) or its walsender is gone, so a hanging standby costs one wait, not
+ * one for every allocation.  Allocations handed out meanwhile without its
+ * flush count in standby_timeouts too, with a WARNING at most once a
+ * minute.
+ * An allocation handed out with no streaming standby at all, where one is
+ * expected, is unprotected: where this process has seen a streaming
+ * standby since it started, or the server has been promoted (its timeline
+ * is past 1), while idgen.segment_standby_wait is on and max_wal_senders
+ * above 0.  The tag's unprotected counts it, with a WARNING at most once a
+ * minute: a failover to a standby that was not streaming may hand it out
+ * again.
  * Standbys still catching up are waited for too; logical walsenders and
  * standbys of standbys are not; with no standby connected nothing is.
  *
@@ -113,6 +126,12 @@
 /* Most standbys one WARNING names */
 #define STANDBY_NAMED_MAX 8
 
+/*
+ * Least time between two WARNINGs of allocations past excused standbys,
+ * and between two of unprotected allocations
+ */
+#define EXCUSED_WARN_MS 60000
+
 /* A slot that needs its next segment */
 typedef struct SegmentNeed
 {
@@ -158,6 +177,31 @@ static MemoryContext step_cxt = NULL;
 /* Allocations waiting for the standbys, and the context they live in */
 static List *pending = NIL;
 static MemoryContext pending_cxt = NULL;
+
+/*
+ * Standbys excused from the wait (see the top of this file), by walsender
+ * slot: the walsender's pid (0: none) and the end of WAL when it was
+ * excused.  Allocated in TopMemoryContext on the first excuse.
+ */
+typedef struct ExcusedStandby
+{
+	pid_t		pid;
+	XLogRecPtr	until;
+} ExcusedStandby;
+
+static ExcusedStandby *excused = NULL;
+static int64 excused_warned_at = -1;	/* last such WARNING, monotonic ms */
+
+/*
+ * Has this process seen a physical standby streaming (walsender_behind)?
+ * The last WARNING of an unprotected allocation, monotonic ms
+ */
+static bool seen_standby = false;
+static int64 unprotected_warned_at = -1;
+
+/* What publish() counts of an allocation */
+#define PUBLISH_LATE		0x01	/* in standby_timeouts */
+#define PUBLISH_UNPROTECTED 0x02	/* in unprotected */
 
 /* The kind of worker this process is, as its step was last called */
 static IdgenWorkerKind alloc_kind = IDGEN_WORKER_MAIN;
@@ -335,6 +379,203 @@ next_step(const SegmentNeed *need, int64 min_step)
 }
 
 /*
+ * Allocate the next segment of a tag on the central segment server
+ * (segment_server.c), of the next step: as allocate() says, with one
+ * segment of all the IDs the server gave
+ */
+static AllocResult
+allocate_remote(const SegmentNeed *need, int64 *first, int64 *len,
+				int64 *seg_len)
+{
+	switch (idgen_segment_server_allocate(need->tag,
+										  next_step(need, 1),
+										  first, len))
+	{
+		case IDGEN_SEGMENT_SERVER_OK:
+			{
+				int64		mark = mark_of(need->tag);
+
+				if (*first <= mark)
+				{
+					warn_went_back(need->tag, *first - 1, mark,
+								   "the central segment server");
+					if (*first + *len - 1 <= mark)
+						return ALLOC_BUSY;	/* all of it: the next one */
+					*len -= mark + 1 - *first;
+					*first = mark + 1;
+				}
+				mark_set(need->tag, *first + *len - 1);
+				*seg_len = *len;
+				return ALLOC_OK;
+			}
+		case IDGEN_SEGMENT_SERVER_UNKNOWN:
+			return ALLOC_UNKNOWN;
+		case IDGEN_SEGMENT_SERVER_EXHAUSTED:
+			return ALLOC_EXHAUSTED;
+		case IDGEN_SEGMENT_SERVER_FAILED:
+			break;
+	}
+	return ALLOC_NO_TABLE;		/* unreachable: try again in a second */
+}
+
+/*
+ * In allocate()'s transaction, the row of need->tag locked and read into
+ * SPI_tuptable: *max_id, the tag's configured *min_step and, where the
+ * table has_cache, its *cache.  A max_id below the tag's tombstone or floor
+ * is raised to it, with a warning.
+ */
+static void
+read_locked_row(const SegmentNeed *need, bool has_cache, int64 *max_id,
+				int64 *min_step, int32 *cache)
+{
+	bool		isnull;
+
+	*max_id = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0],
+										  SPI_tuptable->tupdesc, 1, &isnull));
+	*min_step = DatumGetInt32(SPI_getbinval(SPI_tuptable->vals[0],
+											SPI_tuptable->tupdesc, 2, &isnull));
+	if (has_cache)
+	{
+		Datum		c = SPI_getbinval(SPI_tuptable->vals[0],
+									  SPI_tuptable->tupdesc, 3, &isnull);
+
+		/* The column's CHECK says the same; a row is not trusted */
+		*cache = isnull ? 1 :
+			Max(Min(DatumGetInt32(c), IDGEN_SEG_CACHE_MAX), 1);
+
+		/*
+		 * A row put back below what the tag ever allocated (an old
+		 * data-only restore with triggers disabled, after a restart forgot
+		 * the mark): its tombstone and floor still know
+		 */
+		for (int col = 4; col <= 5; col++)
+		{
+			Datum		v = SPI_getbinval(SPI_tuptable->vals[0],
+										  SPI_tuptable->tupdesc, col, &isnull);
+
+			if (!isnull && DatumGetInt64(v) > *max_id)
+			{
+				ereport(WARNING,
+						(errmsg("idgen: segment tag \"%s\" went back: idgen.segment_alloc says max_id " INT64_FORMAT ", but %s says the tag allocated up to " INT64_FORMAT,
+								need->tag, *max_id,
+								col == 4 ? "idgen.segment_dropped" : "idgen.segment_floor",
+								DatumGetInt64(v)),
+						 errdetail("The tag's row was put back below IDs it had allocated, bypassing the table's trigger (a data-only restore of an older dump with triggers disabled)."),
+						 errhint("New segments start above " INT64_FORMAT ", so no ID is handed out twice.",
+								 DatumGetInt64(v))));
+				*max_id = DatumGetInt64(v); /* written back below */
+			}
+		}
+	}
+}
+
+/*
+ * In allocate()'s transaction, the row of need->tag locked: move its max_id
+ * from max_id (below PG_INT64_MAX) past need->count segments of step IDs,
+ * the last of which may be short, and set *first, *len and *seg_len.
+ * args[0] is the tag.
+ */
+static void
+advance_max_id(const SegmentNeed *need, Oid *types, Datum *args,
+			   int64 max_id, int64 step,
+			   int64 *first, int64 *len, int64 *seg_len)
+{
+	int64		total = 0;
+	int			ret;
+
+	/* count segments of step; the last one may be short */
+	for (int i = 0; i < need->count; i++)
+	{
+		if (max_id + total > PG_INT64_MAX - step)
+		{
+			total = PG_INT64_MAX - max_id;
+			break;
+		}
+		total += step;
+	}
+	args[1] = Int64GetDatum(max_id + total);
+	ret = SPI_execute_plan(kept_plan(&plan_advance,
+									 "UPDATE idgen.segment_alloc "
+									 "SET max_id = $2, update_time = now() "
+									 "WHERE biz_tag = $1",
+									 2, types),
+						   args, NULL, false, 0);
+	if (ret != SPI_OK_UPDATE || SPI_processed != 1)
+		elog(ERROR, "could not advance max_id of segment tag \"%s\"",
+			 need->tag);
+	*first = max_id + 1;
+	*len = total;
+	*seg_len = step;
+}
+
+/*
+ * In allocate()'s transaction, idgen.segment_alloc locked (with its cache
+ * column where has_cache): lock the row of need->tag, never waiting for
+ * it, and allocate from it, as allocate() says.  args[0] is the tag.
+ */
+static AllocResult
+allocate_from_row(const SegmentNeed *need, bool has_cache, Oid *types,
+				  Datum *args, int64 *first, int64 *len, int64 *seg_len,
+				  int32 *cache)
+{
+	int			ret;
+	int64		max_id,
+				min_step,
+				step,
+				mark;
+
+	ret = SPI_execute_plan(has_cache ?
+						   kept_plan(&plan_lock_cache,
+									 "SELECT a.max_id, a.step, a.cache, "
+									 "(SELECT pg_catalog.max(d.max_id) FROM idgen.segment_dropped d "
+									 " WHERE d.biz_tag OPERATOR(pg_catalog.=) a.biz_tag), "
+									 "(SELECT pg_catalog.max(f.max_id) FROM idgen.segment_floor f "
+									 " WHERE f.biz_tag OPERATOR(pg_catalog.=) a.biz_tag) "
+									 "FROM idgen.segment_alloc a "
+									 "WHERE a.biz_tag OPERATOR(pg_catalog.=) $1 FOR UPDATE OF a SKIP LOCKED",
+									 1, types) :
+						   kept_plan(&plan_lock,
+									 "SELECT max_id, step FROM idgen.segment_alloc "
+									 "WHERE biz_tag = $1 FOR UPDATE SKIP LOCKED",
+									 1, types),
+						   args, NULL, false, 1);
+	if (ret != SPI_OK_SELECT)
+		elog(ERROR, "could not lock the row of segment tag \"%s\"", need->tag);
+	if (SPI_processed == 0)
+	{
+		/* Locked by someone else, or not there at all? */
+		ret = SPI_execute_plan(kept_plan(&plan_exists,
+										 "SELECT 1 FROM idgen.segment_alloc WHERE biz_tag = $1",
+										 1, types),
+							   args, NULL, true, 1);
+		if (ret != SPI_OK_SELECT)
+			elog(ERROR, "could not read the row of segment tag \"%s\"", need->tag);
+		return SPI_processed == 0 ? ALLOC_UNKNOWN : ALLOC_BUSY;
+	}
+	if (!need_is_current(need))
+	{
+		/*
+		 * Dropped or altered since we looked: its row lock was released
+		 * after it removed the slot, so skip rather than allocate a segment
+		 * nobody can use.
+		 */
+		return ALLOC_STALE;
+	}
+	read_locked_row(need, has_cache, &max_id, &min_step, cache);
+	step = next_step(need, Max(min_step, 1));
+	mark = mark_of(need->tag);
+	if (max_id < mark)
+	{
+		warn_went_back(need->tag, max_id, mark, "idgen.segment_alloc");
+		max_id = mark;			/* the UPDATE below writes it back */
+	}
+	if (max_id >= PG_INT64_MAX)
+		return ALLOC_EXHAUSTED;
+	advance_max_id(need, types, args, max_id, step, first, len, seg_len);
+	return ALLOC_OK;
+}
+
+/*
  * Allocate the next need->count segments of a tag in a transaction of its
  * own.  On ALLOC_OK, IDs *first .. *first + *len - 1 are committed, to be
  * split into segments of *seg_len IDs (the last may be shorter), and *cache
@@ -350,42 +591,11 @@ allocate(const SegmentNeed *need, int64 *first, int64 *len, int64 *seg_len,
 	Oid			types[2] = {TEXTOID, INT8OID};
 	Datum		args[2];
 	AllocResult result = ALLOC_OK;
-	int			ret;
 
 	*cache = 1;
 	/* With a central segment server, allocate there (segment_server.c) */
 	if (alloc_kind == IDGEN_WORKER_REMOTE)
-	{
-		switch (idgen_segment_server_allocate(need->tag,
-											  next_step(need, 1),
-											  first, len))
-		{
-			case IDGEN_SEGMENT_SERVER_OK:
-				{
-					int64		mark = mark_of(need->tag);
-
-					if (*first <= mark)
-					{
-						warn_went_back(need->tag, *first - 1, mark,
-									   "the central segment server");
-						if (*first + *len - 1 <= mark)
-							return ALLOC_BUSY;	/* all of it: the next one */
-						*len -= mark + 1 - *first;
-						*first = mark + 1;
-					}
-					mark_set(need->tag, *first + *len - 1);
-					*seg_len = *len;
-					return ALLOC_OK;
-				}
-			case IDGEN_SEGMENT_SERVER_UNKNOWN:
-				return ALLOC_UNKNOWN;
-			case IDGEN_SEGMENT_SERVER_EXHAUSTED:
-				return ALLOC_EXHAUSTED;
-			case IDGEN_SEGMENT_SERVER_FAILED:
-				break;
-		}
-		return ALLOC_NO_TABLE;	/* unreachable: try again in a second */
-	}
+		return allocate_remote(need, first, len, seg_len);
 
 	SetCurrentStatementStartTimestamp();
 	StartTransactionCommand();
@@ -422,126 +632,8 @@ allocate(const SegmentNeed *need, int64 *first, int64 *len, int64 *seg_len,
 		bool		has_cache = get_attnum(relid, "cache") != InvalidAttrNumber;
 
 		last_relid = relid;
-		ret = SPI_execute_plan(has_cache ?
-							   kept_plan(&plan_lock_cache,
-										 "SELECT a.max_id, a.step, a.cache, "
-										 "(SELECT pg_catalog.max(d.max_id) FROM idgen.segment_dropped d "
-										 " WHERE d.biz_tag OPERATOR(pg_catalog.=) a.biz_tag), "
-										 "(SELECT pg_catalog.max(f.max_id) FROM idgen.segment_floor f "
-										 " WHERE f.biz_tag OPERATOR(pg_catalog.=) a.biz_tag) "
-										 "FROM idgen.segment_alloc a "
-										 "WHERE a.biz_tag OPERATOR(pg_catalog.=) $1 FOR UPDATE OF a SKIP LOCKED",
-										 1, types) :
-							   kept_plan(&plan_lock,
-										 "SELECT max_id, step FROM idgen.segment_alloc "
-										 "WHERE biz_tag = $1 FOR UPDATE SKIP LOCKED",
-										 1, types),
-							   args, NULL, false, 1);
-		if (ret != SPI_OK_SELECT)
-			elog(ERROR, "could not lock the row of segment tag \"%s\"", need->tag);
-		if (SPI_processed == 0)
-		{
-			/* Locked by someone else, or not there at all? */
-			ret = SPI_execute_plan(kept_plan(&plan_exists,
-											 "SELECT 1 FROM idgen.segment_alloc WHERE biz_tag = $1",
-											 1, types),
-								   args, NULL, true, 1);
-			if (ret != SPI_OK_SELECT)
-				elog(ERROR, "could not read the row of segment tag \"%s\"", need->tag);
-			result = SPI_processed == 0 ? ALLOC_UNKNOWN : ALLOC_BUSY;
-		}
-		else if (!need_is_current(need))
-		{
-			/*
-			 * Dropped or altered since we looked: its row lock was released
-			 * after it removed the slot, so skip rather than allocate a
-			 * segment nobody can use.
-			 */
-			result = ALLOC_STALE;
-		}
-		else
-		{
-			bool		isnull;
-			int64		max_id,
-						min_step,
-						step,
-						mark;
-
-			max_id = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0],
-												 SPI_tuptable->tupdesc, 1, &isnull));
-			min_step = DatumGetInt32(SPI_getbinval(SPI_tuptable->vals[0],
-												   SPI_tuptable->tupdesc, 2, &isnull));
-			if (has_cache)
-			{
-				Datum		c = SPI_getbinval(SPI_tuptable->vals[0],
-											  SPI_tuptable->tupdesc, 3, &isnull);
-
-				/* The column's CHECK says the same; a row is not trusted */
-				*cache = isnull ? 1 :
-					Max(Min(DatumGetInt32(c), IDGEN_SEG_CACHE_MAX), 1);
-
-				/*
-				 * A row put back below what the tag ever allocated (an old
-				 * data-only restore with triggers disabled, after a restart
-				 * forgot the mark): its tombstone and floor still know
-				 */
-				for (int col = 4; col <= 5; col++)
-				{
-					Datum		v = SPI_getbinval(SPI_tuptable->vals[0],
-												  SPI_tuptable->tupdesc, col, &isnull);
-
-					if (!isnull && DatumGetInt64(v) > max_id)
-					{
-						ereport(WARNING,
-								(errmsg("idgen: segment tag \"%s\" went back: idgen.segment_alloc says max_id " INT64_FORMAT ", but %s says the tag allocated up to " INT64_FORMAT,
-										need->tag, max_id,
-										col == 4 ? "idgen.segment_dropped" : "idgen.segment_floor",
-										DatumGetInt64(v)),
-								 errdetail("The tag's row was put back below IDs it had allocated, bypassing the table's trigger (a data-only restore of an older dump with triggers disabled)."),
-								 errhint("New segments start above " INT64_FORMAT ", so no ID is handed out twice.",
-										 DatumGetInt64(v))));
-						max_id = DatumGetInt64(v);	/* written back below */
-					}
-				}
-			}
-			step = next_step(need, Max(min_step, 1));
-			mark = mark_of(need->tag);
-			if (max_id < mark)
-			{
-				warn_went_back(need->tag, max_id, mark, "idgen.segment_alloc");
-				max_id = mark;	/* the UPDATE below writes it back */
-			}
-			if (max_id >= PG_INT64_MAX)
-				result = ALLOC_EXHAUSTED;
-			else
-			{
-				int64		total = 0;
-
-				/* count segments of step; the last one may be short */
-				for (int i = 0; i < need->count; i++)
-				{
-					if (max_id + total > PG_INT64_MAX - step)
-					{
-						total = PG_INT64_MAX - max_id;
-						break;
-					}
-					total += step;
-				}
-				args[1] = Int64GetDatum(max_id + total);
-				ret = SPI_execute_plan(kept_plan(&plan_advance,
-												 "UPDATE idgen.segment_alloc "
-												 "SET max_id = $2, update_time = now() "
-												 "WHERE biz_tag = $1",
-												 2, types),
-									   args, NULL, false, 0);
-				if (ret != SPI_OK_UPDATE || SPI_processed != 1)
-					elog(ERROR, "could not advance max_id of segment tag \"%s\"",
-						 need->tag);
-				*first = max_id + 1;
-				*len = total;
-				*seg_len = step;
-			}
-		}
+		result = allocate_from_row(need, has_cache, types, args,
+								   first, len, seg_len, cache);
 	}
 
 	SPI_finish();
@@ -557,12 +649,14 @@ allocate(const SegmentNeed *need, int64 *first, int64 *len, int64 *seg_len,
 /*
  * Make a committed allocation (or what was found) visible in the slot: the
  * IDs first .. first + len - 1 become the segments (of seg_len IDs) after
- * the last one ready, each with the tag's cache.  late: a standby did not
- * flush the allocation within idgen.segment_standby_wait.
+ * the last one ready, each with the tag's cache.  flags: PUBLISH_LATE, a
+ * standby did not flush the allocation (within idgen.segment_standby_wait,
+ * or excused); PUBLISH_UNPROTECTED, no standby streamed where one is
+ * expected.
  */
 static void
 publish(const SegmentNeed *need, AllocResult result, int64 first, int64 len,
-		int64 seg_len, int32 cache, bool late)
+		int64 seg_len, int32 cache, int flags)
 {
 	IdgenSegmentSlot *slot;
 	IdgenSegmentKey key;
@@ -623,8 +717,10 @@ publish(const SegmentNeed *need, AllocResult result, int64 first, int64 len,
 			pg_atomic_write_u64(&slot->hunger_at, (uint64) now);
 			pg_atomic_write_u32(&slot->hunger_epoch, (uint32) e);
 			pg_atomic_fetch_add_u64(&slot->fetches, n);
-			if (late)
+			if (flags & PUBLISH_LATE)
 				pg_atomic_fetch_add_u64(&slot->standby_timeouts, 1);
+			if (flags & PUBLISH_UNPROTECTED)
+				pg_atomic_fetch_add_u64(&slot->unprotected, 1);
 			pg_atomic_write_u64(&slot->standby_wait_until, 0);
 			pg_atomic_write_u32(&slot->state, IDGEN_SEG_ACTIVE);
 		}
@@ -634,48 +730,112 @@ publish(const SegmentNeed *need, AllocResult result, int64 first, int64 len,
 }
 
 /*
- * How many physical standbys streaming from this server have not flushed
- * WAL up to lsn; the pids of the first max of them in pids.  A walsender
- * counts while its state is streaming, catching up or stopping: a standby
- * still catching up can be promoted too (Patroni promotes one within
+ * Is walsender slot i a physical standby's that has not flushed WAL up to
+ * lsn?  Its pid in *pid either way (0: none).  A walsender counts while
+ * its state is streaming, catching up or stopping: a standby still
+ * catching up can be promoted too (Patroni promotes one within
  * maximum_lag_on_failover), and t/115 repeated segment IDs when one that
- * had just rejoined was not waited for.  Each entry is read under its
- * spinlock, as pg_stat_replication reads it.
+ * had just rejoined was not waited for.  The entry is read under its
+ * spinlock, as pg_stat_replication reads it.  Notes in seen_standby that a
+ * physical standby streams.  An excused standby whose
+ * walsender is gone, or that has caught up (flushed up to its until), is
+ * excused no more (the latter with a LOG line).
+ */
+static bool
+walsender_behind(int i, XLogRecPtr lsn, pid_t *pid)
+{
+	WalSnd	   *w = &WalSndCtl->walsnds[i];
+	WalSndState state;
+	XLogRecPtr	flush;
+	PGPROC	   *proc;
+
+	SpinLockAcquire(&w->mutex);
+	*pid = w->pid;
+	state = w->state;
+	flush = w->flush;
+	SpinLockRelease(&w->mutex);
+	if (excused != NULL && excused[i].pid != 0)
+	{
+		if (excused[i].pid != *pid)
+			excused[i].pid = 0;
+		else if (flush >= excused[i].until)
+		{
+			ereport(LOG,
+					(errmsg("idgen: the standby of walsender pid %d has caught up; segment allocations wait for it again",
+							(int) *pid)));
+			excused[i].pid = 0;
+		}
+	}
+	if (*pid == 0 ||
+		(state != WALSNDSTATE_STREAMING && state != WALSNDSTATE_CATCHUP &&
+		 state != WALSNDSTATE_STOPPING))
+		return false;
+	/* A logical walsender is connected to a database; skip it */
+	proc = BackendPidGetProc(*pid);
+	if (proc == NULL || OidIsValid(proc->databaseId))
+		return false;
+	seen_standby = true;
+	return flush < lsn;
+}
+
+/*
+ * How many physical standbys streaming from this server have not flushed
+ * WAL up to lsn and are not excused; the pids of the first max of them in
+ * pids; *n_excused (when not NULL) is set to how many excused standbys have
+ * not flushed it either
  */
 static int
-standbys_behind(XLogRecPtr lsn, pid_t *pids, int max)
+standbys_behind(XLogRecPtr lsn, pid_t *pids, int max, int *n_excused)
 {
 	int			n = 0;
 
+	if (n_excused)
+		*n_excused = 0;
 	if (WalSndCtl == NULL)
 		return 0;
 	for (int i = 0; i < max_wal_senders; i++)
 	{
-		WalSnd	   *w = &WalSndCtl->walsnds[i];
 		pid_t		pid;
-		WalSndState state;
-		XLogRecPtr	flush;
-		PGPROC	   *proc;
 
-		SpinLockAcquire(&w->mutex);
-		pid = w->pid;
-		state = w->state;
-		flush = w->flush;
-		SpinLockRelease(&w->mutex);
-		if (pid == 0 ||
-			(state != WALSNDSTATE_STREAMING && state != WALSNDSTATE_CATCHUP &&
-			 state != WALSNDSTATE_STOPPING) ||
-			flush >= lsn)
+		if (!walsender_behind(i, lsn, &pid))
 			continue;
-		/* A logical walsender is connected to a database; skip it */
-		proc = BackendPidGetProc(pid);
-		if (proc == NULL || OidIsValid(proc->databaseId))
+		if (excused != NULL && excused[i].pid == pid)
+		{
+			if (n_excused)
+				(*n_excused)++;
 			continue;
+		}
 		if (n < max)
 			pids[n] = pid;
 		n++;
 	}
 	return n;
+}
+
+/*
+ * Excuse every physical standby that has not flushed lsn (and is not
+ * excused already) until it has flushed WAL up to where it ends now
+ */
+static void
+excuse_standbys(XLogRecPtr lsn)
+{
+	XLogRecPtr	until = GetXLogInsertRecPtr();
+
+	if (WalSndCtl == NULL)
+		return;
+	if (excused == NULL)
+		excused = MemoryContextAllocZero(TopMemoryContext,
+										 sizeof(ExcusedStandby) * Max(max_wal_senders, 1));
+	for (int i = 0; i < max_wal_senders; i++)
+	{
+		pid_t		pid;
+
+		if (walsender_behind(i, lsn, &pid) && excused[i].pid != pid)
+		{
+			excused[i].pid = pid;
+			excused[i].until = until;
+		}
+	}
 }
 
 /*
@@ -736,9 +896,30 @@ warn_late(const PendingAlloc *p, const pid_t *pids, int n)
 			(errcode(ERRCODE_WARNING),
 			 errmsg("idgen: segment tag \"%s\": %d streaming standby(s) did not flush its allocation within %d ms: %s",
 					p->need.tag, n, idgen_segment_standby_wait_ms, names),
-			 errdetail("IDs " INT64_FORMAT " to " INT64_FORMAT " are handed out anyway; if such a standby is promoted before it has received the allocation (commit record at %X/%X), it may hand them out again.",
+			 errdetail("IDs " INT64_FORMAT " to " INT64_FORMAT " are handed out anyway; if such a standby is promoted before it has received the allocation (commit record at %X/%X), it may hand them out again. Allocations wait for it no more until it has caught up.",
 					   p->first, p->first + p->len - 1, LSN_FORMAT_ARGS(p->lsn)),
 			 errhint("Check the standby's connection and disk; idgen.segment_standby_wait sets how long the idgen worker waits, and segment_status.standby_timeouts counts these.")));
+	excused_warned_at = idgen_clock_monotonic_ms();
+}
+
+/*
+ * An allocation handed out without the flush of n excused standbys: a
+ * WARNING at most once every EXCUSED_WARN_MS
+ */
+static void
+warn_excused(const SegmentNeed *need, int64 first, int64 len, int n)
+{
+	int64		now = idgen_clock_monotonic_ms();
+
+	if (excused_warned_at >= 0 && now - excused_warned_at < EXCUSED_WARN_MS)
+		return;
+	excused_warned_at = now;
+	ereport(WARNING,
+			(errcode(ERRCODE_WARNING),
+			 errmsg("idgen: segment tag \"%s\": IDs " INT64_FORMAT " to " INT64_FORMAT " handed out without waiting for %d streaming standby(s) that missed idgen.segment_standby_wait before",
+					need->tag, first, first + len - 1, n),
+			 errdetail("Allocations wait for such a standby again once it has caught up; until then a failover to it may hand their IDs out again, and segment_status.standby_timeouts counts each of them. This WARNING comes at most once a minute."),
+			 errhint("Check the standby's connection and disk.")));
 }
 
 /* Has the tag an allocation waiting for the standbys? */
@@ -793,11 +974,12 @@ check_pending(long *sleep_ms)
 		PendingAlloc *p = lfirst(lc);
 		pid_t		pids[STANDBY_NAMED_MAX];
 		int			n = 0;
+		int			n_excused = 0;
 		long		waited = (long) (now - p->committed);
 		long		left = idgen_segment_standby_wait_ms - waited;
 
 		if (idgen_segment_standby_wait_ms > 0)
-			n = standbys_behind(p->lsn, pids, lengthof(pids));
+			n = standbys_behind(p->lsn, pids, lengthof(pids), &n_excused);
 		if (n > 0 && left > 0)
 		{
 			/* Look again soon: a quarter of the wait so far, within bounds */
@@ -811,12 +993,62 @@ check_pending(long *sleep_ms)
 		{
 			warn_late(p, pids, n);
 			MemoryContextSwitchTo(step_cxt);	/* its transaction left it */
+			excuse_standbys(p->lsn);
 		}
+		else if (n_excused > 0)
+			warn_excused(&p->need, p->first, p->len, n_excused);
 		publish(&p->need, ALLOC_OK, p->first, p->len, p->seg_len, p->cache,
-				n > 0);
+				(n > 0 || n_excused > 0) ? PUBLISH_LATE : 0);
 		pending = foreach_delete_current(pending, lc);
 		pfree(p);
 	}
+}
+
+/* How many physical standbys stream from this server (any flush position) */
+static int
+standbys_streaming(void)
+{
+	int			n = 0;
+
+	if (WalSndCtl == NULL)
+		return 0;
+	for (int i = 0; i < max_wal_senders; i++)
+	{
+		pid_t		pid;
+
+		/* behind the largest position: every physical standby streaming */
+		if (walsender_behind(i, PG_UINT64_MAX, &pid))
+			n++;
+	}
+	return n;
+}
+
+/*
+ * Is an allocation handed out now unprotected: no standby streams, where
+ * one is expected (see the top of this file)?  Says so in a WARNING at
+ * most once every EXCUSED_WARN_MS.
+ */
+static bool
+unprotected(const SegmentNeed *need, int64 first, int64 len)
+{
+	int64		now;
+
+	if (max_wal_senders <= 0 || standbys_streaming() > 0 ||
+		(!seen_standby && GetWALInsertionTimeLine() <= 1))
+		return false;
+	now = idgen_clock_monotonic_ms();
+	if (unprotected_warned_at < 0 || now - unprotected_warned_at >= EXCUSED_WARN_MS)
+	{
+		unprotected_warned_at = now;
+		ereport(WARNING,
+				(errcode(ERRCODE_WARNING),
+				 errmsg("idgen: segment tag \"%s\": IDs " INT64_FORMAT " to " INT64_FORMAT " handed out with no streaming standby",
+						need->tag, first, first + len - 1),
+				 errdetail("%s; a failover to a standby that was not streaming may hand these IDs out again. segment_status.unprotected counts such allocations; this WARNING comes at most once a minute.",
+						   seen_standby ? "A standby streamed from this server before" : "This server was promoted (timeline above 1)"),
+				 errhint("Reconnect the standby, or set idgen.segment_standby_wait = 0 on a server meant to run without one.")));
+	}
+	return true;
 }
 
 /*
@@ -830,12 +1062,26 @@ publish_or_wait(const SegmentNeed *need, int64 first, int64 len,
 	XLogRecPtr	lsn = XactLastCommitEnd;
 	PendingAlloc *p;
 	MemoryContext old;
+	int			n_excused = 0;
 
 	/* A central server's allocation was committed there */
-	if (alloc_kind == IDGEN_WORKER_REMOTE || idgen_segment_standby_wait_ms <= 0 ||
-		standbys_behind(lsn, NULL, 0) == 0)
+	if (alloc_kind == IDGEN_WORKER_REMOTE || idgen_segment_standby_wait_ms <= 0)
 	{
-		publish(need, ALLOC_OK, first, len, seg_len, cache, false);
+		publish(need, ALLOC_OK, first, len, seg_len, cache, 0);
+		return;
+	}
+	if (standbys_behind(lsn, NULL, 0, &n_excused) == 0)
+	{
+		int			flags = 0;
+
+		if (n_excused > 0)
+		{
+			warn_excused(need, first, len, n_excused);
+			flags = PUBLISH_LATE;
+		}
+		else if (unprotected(need, first, len))
+			flags = PUBLISH_UNPROTECTED;
+		publish(need, ALLOC_OK, first, len, seg_len, cache, flags);
 		return;
 	}
 	if (pending_cxt == NULL)
@@ -862,6 +1108,72 @@ bool
 idgen_segment_alloc_waiting(void)
 {
 	return pending != NIL;
+}
+
+/*
+ * slot_needs found the slot of state (epoch e, r segments ready, a chain of
+ * k, at most kmax, its last allocation at prev_alloc) not due for a
+ * segment: shrink its chain where it should, setting *changed
+ */
+static void
+chain_when_not_due(IdgenSegmentSlot *slot, TimestampTz now, uint32 state,
+				   uint64 e, int k, int kmax, int r, TimestampTz prev_alloc,
+				   bool *changed)
+{
+	int			knew;
+
+	/*
+	 * Not due.  A chain longer than idgen.segment_chain_max shrinks to it.
+	 * A pause (no allocation, chain change or pause noticed for
+	 * CHAIN_SHRINK_MS) halves the chain, never below the segments still
+	 * ready, and starts the measure of hunger afresh.
+	 */
+	if (k > kmax)
+	{
+		pg_atomic_write_u32(&slot->chain_len, (uint32) kmax);
+		pg_atomic_write_u64(&slot->chain_at, (uint64) now);
+		*changed = true;
+	}
+	else if (state == IDGEN_SEG_ACTIVE &&
+			 TimestampDifferenceExceeds(prev_alloc, now, CHAIN_SHRINK_MS) &&
+			 TimestampDifferenceExceeds((TimestampTz) pg_atomic_read_u64(&slot->chain_at),
+										now, CHAIN_SHRINK_MS) &&
+			 TimestampDifferenceExceeds((TimestampTz) pg_atomic_read_u64(&slot->hunger_at),
+										now, CHAIN_SHRINK_MS))
+	{
+		knew = Max(Max(k / 2, r), 1);
+		if (knew != k)
+		{
+			pg_atomic_write_u32(&slot->chain_len, (uint32) knew);
+			pg_atomic_write_u64(&slot->chain_at, (uint64) now);
+			*changed = true;
+		}
+		pg_atomic_write_u64(&slot->hunger_at, (uint64) now);
+		pg_atomic_write_u32(&slot->hunger_epoch, (uint32) e);
+	}
+}
+
+/*
+ * slot_needs, for an active slot (current epoch e) allocated before, at
+ * prev_alloc: how long its segments lasted since then, and since the pause
+ * noticed last, in need
+ */
+static void
+measure_hunger(IdgenSegmentSlot *slot, TimestampTz now, uint64 e,
+			   TimestampTz prev_alloc, SegmentNeed *need)
+{
+	uint64		used = (e - pg_atomic_read_u32(&slot->alloc_epoch)) &
+		IDGEN_SEG_EPOCH_MASK;
+	TimestampTz since = (TimestampTz) pg_atomic_read_u64(&slot->hunger_at);
+
+	need->lasted_ms = (now - prev_alloc) / 1000 / (int64) Max(used, 1);
+	/*
+	 * Hunger since the pause noticed last, if any: over two segments at
+	 * least, as the first may have been used mostly before it
+	 */
+	used = (e - pg_atomic_read_u32(&slot->hunger_epoch)) & IDGEN_SEG_EPOCH_MASK;
+	need->hunger_ms = (since > prev_alloc && used >= 2) ?
+		(now - since) / 1000 / (int64) used : need->lasted_ms;
 }
 
 /*
@@ -902,35 +1214,8 @@ slot_needs(IdgenSegmentSlot *slot, TimestampTz now, SegmentNeed *need,
 	if (!urgent && !(r < k && r <= k / 2 && off >= (uint64) d->prefetch_at &&
 					 (uint32) e != pg_atomic_read_u32(&slot->alloc_epoch)))
 	{
-		/*
-		 * Not due.  A chain longer than idgen.segment_chain_max shrinks to
-		 * it.  A pause (no allocation, chain change or pause noticed for
-		 * CHAIN_SHRINK_MS) halves the chain, never below the segments still
-		 * ready, and starts the measure of hunger afresh.
-		 */
-		if (k > kmax)
-		{
-			pg_atomic_write_u32(&slot->chain_len, (uint32) kmax);
-			pg_atomic_write_u64(&slot->chain_at, (uint64) now);
-			*changed = true;
-		}
-		else if (state == IDGEN_SEG_ACTIVE &&
-				 TimestampDifferenceExceeds(prev_alloc, now, CHAIN_SHRINK_MS) &&
-				 TimestampDifferenceExceeds((TimestampTz) pg_atomic_read_u64(&slot->chain_at),
-											now, CHAIN_SHRINK_MS) &&
-				 TimestampDifferenceExceeds((TimestampTz) pg_atomic_read_u64(&slot->hunger_at),
-											now, CHAIN_SHRINK_MS))
-		{
-			knew = Max(Max(k / 2, r), 1);
-			if (knew != k)
-			{
-				pg_atomic_write_u32(&slot->chain_len, (uint32) knew);
-				pg_atomic_write_u64(&slot->chain_at, (uint64) now);
-				*changed = true;
-			}
-			pg_atomic_write_u64(&slot->hunger_at, (uint64) now);
-			pg_atomic_write_u32(&slot->hunger_epoch, (uint32) e);
-		}
+		chain_when_not_due(slot, now, state, e, k, kmax, r, prev_alloc,
+						   changed);
 		return 0;
 	}
 
@@ -939,20 +1224,7 @@ slot_needs(IdgenSegmentSlot *slot, TimestampTz now, SegmentNeed *need,
 	need->lasted_ms = -1;
 	need->hunger_ms = -1;
 	if (prev_alloc != 0 && state == IDGEN_SEG_ACTIVE)
-	{
-		uint64		used = (e - pg_atomic_read_u32(&slot->alloc_epoch)) &
-			IDGEN_SEG_EPOCH_MASK;
-		TimestampTz since = (TimestampTz) pg_atomic_read_u64(&slot->hunger_at);
-
-		need->lasted_ms = (now - prev_alloc) / 1000 / (int64) Max(used, 1);
-		/*
-		 * Hunger since the pause noticed last, if any: over two segments at
-		 * least, as the first may have been used mostly before it
-		 */
-		used = (e - pg_atomic_read_u32(&slot->hunger_epoch)) & IDGEN_SEG_EPOCH_MASK;
-		need->hunger_ms = (since > prev_alloc && used >= 2) ?
-			(now - since) / 1000 / (int64) used : need->lasted_ms;
-	}
+		measure_hunger(slot, now, e, prev_alloc, need);
 
 	/*
 	 * Hunger: the segments went fast.  A caller that waited behind a segment
@@ -1108,7 +1380,7 @@ idgen_segment_alloc_step(long *sleep_ms, IdgenWorkerKind kind)
 		else if (result == ALLOC_OK)
 			publish_or_wait(need, first, len, seg_len, cache, sleep_ms);
 		else
-			publish(need, result, first, len, seg_len, cache, false);
+			publish(need, result, first, len, seg_len, cache, 0);
 	}
 
 	MemoryContextSwitchTo(old);

@@ -2,7 +2,8 @@
  * segment_keep.c
  *		Segment tags outlive the extension: what DROP EXTENSION idgen would
  *		forget is kept in the data directory, and CREATE EXTENSION idgen
- *		reads it back.
+ *		reads it back.  The same object access hook refuses to drop keys
+ *		of public IDs (idkey.c).
  *
  * A tag's max_id lives in idgen.segment_alloc (and idgen.segment_dropped for
  * dropped tags), tables of the extension: DROP EXTENSION idgen, or DROP
@@ -297,6 +298,10 @@ keep_object_access(ObjectAccessType access, Oid classId, Oid objectId,
 		 */
 		if (alloc && idgen_segment != NULL)
 			idgen_segment_forget_all();
+
+		/* Keys of public IDs are refused a drop instead (idkey.c) */
+		if (objectId == idgen_table_relid("id_key"))
+			idgen_id_key_refuse_drop(objectId);
 	}
 	else if (classId == ExtensionRelationId &&
 			 objectId == get_extension_oid("idgen", true))

@@ -58,11 +58,9 @@ static char logged_error[IDGEN_PQCONN_ERROR_LEN];
 void
 idgen_segment_server_define_gucs(void)
 {
-	DefineCustomStringVariable("idgen.segment_server",
-							   "Connection string of a central server whose idgen.segment_alloc allocates this server's segments; empty for the local table.",
-							   NULL, &idgen_segment_server, "",
-							   PGC_POSTMASTER, GUC_SUPERUSER_ONLY,
-							   NULL, NULL, NULL);
+	idgen_pqconn_define_conninfo("idgen.segment_server",
+								 "Connection string of a central server whose idgen.segment_alloc allocates this server's segments; empty for the local table.",
+								 &idgen_segment_server, PGC_POSTMASTER);
 }
 
 /* Shared memory needed */

@@ -32,6 +32,7 @@
 
 #include "access/htup_details.h"
 #include "access/xact.h"
+#include "access/xlog.h"
 #include "catalog/pg_class.h"
 #include "catalog/pg_authid.h"
 #include "catalog/pg_type.h"
@@ -45,7 +46,6 @@
 #include "utils/builtins.h"
 #include "utils/hsearch.h"
 #include "utils/lsyscache.h"
-#include "utils/snapmgr.h"
 #include "utils/timestamp.h"
 #include "storage/lmgr.h"
 #include "storage/latch.h"
@@ -55,6 +55,7 @@
 
 #include "currval.h"
 #include "idgen.h"
+#include "restore.h"
 #include "segment.h"
 
 /* The tag argument, checked: not null, 1 to 128 bytes */
@@ -122,47 +123,6 @@ check_tag_admin(const char *what)
 	if ((idgen_segment_server == NULL || idgen_segment_server[0] == '\0') &&
 		get_database_oid(idgen_database, true) == MyDatabaseId)
 		idgen_citus_check_tag_admin(what);
-}
-
-/*
- * Run the SPI calls that follow as the owner of idgen.segment_alloc (the
- * extension's owner), in a security-restricted operation, as PostgreSQL's
- * maintenance commands switch to a table's owner.  An error restores the
- * caller's identity with the (sub)transaction's abort.
- */
-typedef struct TableOwnerSwitch
-{
-	Oid			save_userid;
-	int			save_sec_context;
-} TableOwnerSwitch;
-
-static void
-become_table_owner(TableOwnerSwitch *sw)
-{
-	Oid			relid = idgen_table_relid("segment_alloc");
-	Oid			owner;
-	HeapTuple	tup;
-
-	if (!OidIsValid(relid))
-		ereport(ERROR,
-				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-				 errmsg("table idgen.segment_alloc does not exist"),
-				 errhint("Create extension idgen in this database.")));
-	tup = SearchSysCache1(RELOID, ObjectIdGetDatum(relid));
-	if (!HeapTupleIsValid(tup))
-		elog(ERROR, "cache lookup failed for relation %u", relid);
-	owner = ((Form_pg_class) GETSTRUCT(tup))->relowner;
-	ReleaseSysCache(tup);
-	GetUserIdAndSecContext(&sw->save_userid, &sw->save_sec_context);
-	SetUserIdAndSecContext(owner, sw->save_sec_context |
-						   SECURITY_LOCAL_USERID_CHANGE |
-						   SECURITY_RESTRICTED_OPERATION);
-}
-
-static void
-become_caller(TableOwnerSwitch *sw)
-{
-	SetUserIdAndSecContext(sw->save_userid, sw->save_sec_context);
 }
 
 /*
@@ -494,200 +454,6 @@ caller_owner_name(void)
 	return has_owner_column() ? GetUserNameFromId(GetUserId(), false) : NULL;
 }
 
-/*
- * Privileges of tags (issue 37, point 6): draw (segment_nextval,
- * segment_currval) and read (segment_currval, the tag's row of
- * segment_status), as a sequence has USAGE and SELECT.  PUBLIC's are two
- * columns of idgen.segment_alloc (draw true, read false by default, as
- * every earlier version behaved); a role's are rows of
- * idgen.segment_privilege, kept by OID with the name for pg_dump, as the
- * owner is.  The owner, its members and superusers hold both.
- *
- * A backend keeps what it found for draw (segment.c) until the privilege
- * generation moves: a statement trigger on both tables marks the
- * transaction, and its end moves the shared generation (after the commit
- * is visible, so a check made afterwards sees it; an abort moves it too,
- * for the changing backend's own checks).  A check reads with the latest
- * snapshot, so an old snapshot of a REPEATABLE READ transaction never
- * keeps a revoked privilege; in parallel mode, where that snapshot cannot
- * be taken, what it found holds until the transaction ends.
- */
-bool		idgen_segment_acl_changed_here = false;
-static bool acl_checked_in_parallel = false;
-
-static void
-acl_xact_callback(XactEvent event, void *arg)
-{
-	switch (event)
-	{
-		case XACT_EVENT_PRE_PREPARE:
-			if (idgen_segment_acl_changed_here)
-				ereport(ERROR,
-						(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-						 errmsg("cannot PREPARE a transaction that has changed the privileges or the owner of a segment tag")));
-			break;
-		case XACT_EVENT_COMMIT:
-		case XACT_EVENT_ABORT:
-		case XACT_EVENT_PARALLEL_COMMIT:
-		case XACT_EVENT_PARALLEL_ABORT:
-		case XACT_EVENT_PREPARE:
-			if (idgen_segment_acl_changed_here && idgen_segment != NULL)
-				pg_atomic_fetch_add_u64(&idgen_segment->acl_generation, 1);
-			if (acl_checked_in_parallel)
-				idgen_segment_acl_local++;
-			idgen_segment_acl_changed_here = false;
-			acl_checked_in_parallel = false;
-			break;
-		default:
-			break;
-	}
-}
-
-static void
-register_acl_callback(void)
-{
-	static bool registered = false;
-
-	if (!registered)
-	{
-		RegisterXactCallback(acl_xact_callback, NULL);
-		registered = true;
-	}
-}
-
-/* Whether idgen.segment_alloc has the privilege columns (0.4.0) */
-static bool
-has_privilege_columns(void)
-{
-	Oid			relid = idgen_table_relid("segment_alloc");
-
-	return OidIsValid(relid) &&
-		get_attnum(relid, "public_draw") != InvalidAttrNumber &&
-		OidIsValid(idgen_table_relid("segment_privilege"));
-}
-
-/*
- * Lock the two tables for reading without queueing for the lock: a table
- * locked by an administrator (LOCK TABLE, VACUUM FULL) makes a call wait
- * up to idgen.segment_wait_timeout, as a call that needs the worker waits
- * for it, and then fail, rather than wait behind it for good or make
- * later lockers queue behind this call
- */
-static void
-lock_privilege_tables(const char *tag)
-{
-	Oid			rels[2] = {idgen_table_relid("segment_alloc"),
-		idgen_table_relid("segment_privilege")};
-	TimestampTz start = GetCurrentTimestamp();
-
-	for (int i = 0; i < 2; i++)
-	{
-		while (!ConditionalLockRelationOid(rels[i], AccessShareLock))
-		{
-			if (TimestampDifferenceExceeds(start, GetCurrentTimestamp(),
-										   idgen_segment_wait_timeout_ms))
-				ereport(ERROR,
-						(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-						 errmsg("could not draw an ID for segment tag \"%s\": its privileges could not be read within %d ms",
-								tag, idgen_segment_wait_timeout_ms),
-						 errdetail("Table %s is locked by another transaction.",
-								   i == 0 ? "idgen.segment_alloc" : "idgen.segment_privilege"),
-						 errhint("Find the lock in pg_locks; this session reads the privileges once, and later calls need no lock.")));
-			(void) WaitLatch(MyLatch,
-							 WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
-							 10L, PG_WAIT_EXTENSION);
-			ResetLatch(MyLatch);
-			CHECK_FOR_INTERRUPTS();
-		}
-	}
-}
-
-/* See segment.h */
-int
-idgen_segment_tag_privileges(const char *tag, Oid role, bool *found)
-{
-	/* Run as the table's owner: every operator and function qualified */
-	static const char *sql =
-		"SELECT a.public_draw, a.public_read, "
-		"pg_catalog.pg_has_role($2, a.owner_id, 'USAGE'), "
-		"EXISTS (SELECT FROM idgen.segment_privilege p "
-		"WHERE p.biz_tag OPERATOR(pg_catalog.=) a.biz_tag "
-		"AND p.privilege OPERATOR(pg_catalog.=) 'draw' "
-		"AND pg_catalog.pg_has_role($2, p.grantee_id, 'USAGE')), "
-		"EXISTS (SELECT FROM idgen.segment_privilege p "
-		"WHERE p.biz_tag OPERATOR(pg_catalog.=) a.biz_tag "
-		"AND p.privilege OPERATOR(pg_catalog.=) 'read' "
-		"AND pg_catalog.pg_has_role($2, p.grantee_id, 'USAGE')) "
-		"FROM idgen.segment_alloc a WHERE a.biz_tag OPERATOR(pg_catalog.=) $1";
-	Oid			types[2] = {TEXTOID, OIDOID};
-	Datum		args[2];
-	SPIPlanPtr	plan;
-	TableOwnerSwitch sw;
-	int			privs = 0;
-	int			ret;
-	bool		parallel = IsInParallelMode();
-
-	*found = true;
-	if (superuser_arg(role) || !has_privilege_columns())
-		return IDGEN_TAG_DRAW | IDGEN_TAG_READ;
-	lock_privilege_tables(tag);
-	register_acl_callback();
-	if (parallel)
-		acl_checked_in_parallel = true;
-	args[0] = CStringGetTextDatum(tag);
-	args[1] = ObjectIdGetDatum(role);
-	become_table_owner(&sw);
-	SPI_connect();
-	plan = SPI_prepare(sql, 2, types);
-	if (plan == NULL)
-		elog(ERROR, "could not prepare the privileges of a segment tag: %s",
-			 SPI_result_code_string(SPI_result));
-	ret = SPI_execute_snapshot(plan, args, NULL,
-							   parallel ? InvalidSnapshot : GetLatestSnapshot(),
-							   InvalidSnapshot, true, false, 1);
-	if (ret != SPI_OK_SELECT)
-		elog(ERROR, "could not read the privileges of a segment tag: %s",
-			 SPI_result_code_string(ret));
-	if (SPI_processed == 0)
-		*found = false;
-	else
-	{
-		HeapTuple	t = SPI_tuptable->vals[0];
-		TupleDesc	d = SPI_tuptable->tupdesc;
-		bool		isnull;
-
-		for (int i = 1; i <= 5; i++)
-		{
-			Datum		v = SPI_getbinval(t, d, i, &isnull);
-
-			if (isnull || !DatumGetBool(v))
-				continue;
-			if (i == 1 || i == 4)
-				privs |= IDGEN_TAG_DRAW;
-			else if (i == 2 || i == 5)
-				privs |= IDGEN_TAG_READ;
-			else
-				privs |= IDGEN_TAG_DRAW | IDGEN_TAG_READ;
-		}
-	}
-	SPI_finish();
-	become_caller(&sw);
-	return privs;
-}
-
-/* See segment.h */
-void
-idgen_segment_acl_error(const char *tag, const char *what)
-{
-	ereport(ERROR,
-			(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
-			 errmsg("permission denied for segment tag \"%s\"", tag),
-			 errdetail("Role \"%s\" needs privilege %s on the tag.",
-					   GetUserNameFromId(GetUserId(), false), what),
-			 errhint("The tag's owner can grant it with idgen.segment_grant('%s', 'draw', '%s').",
-					 tag, GetUserNameFromId(GetUserId(), false))));
-}
-
 PG_FUNCTION_INFO_V1(segment_privileges_changed);
 
 /*
@@ -699,8 +465,11 @@ Datum
 segment_privileges_changed(PG_FUNCTION_ARGS)
 {
 	if (!CALLED_AS_TRIGGER(fcinfo))
-		elog(ERROR, "segment_privileges_changed: not called by the trigger manager");
-	register_acl_callback();
+		ereport(ERROR,
+				(errcode(ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED),
+				 errmsg("trigger functions can only be called as triggers"),
+				 errdetail("Function segment_privileges_changed is the trigger of idgen.segment_privilege and idgen.segment_alloc.")));
+	idgen_segment_acl_register();
 	idgen_segment_acl_changed_here = true;
 	/* and this backend at once, for the rest of this transaction */
 	idgen_segment_acl_local++;
@@ -744,7 +513,7 @@ grant_or_revoke(FunctionCallInfo fcinfo, bool grant)
 	Oid			grantee_id = InvalidOid;
 	Oid			caller = GetUserId();
 	int64		max_id;
-	TableOwnerSwitch sw;
+	IdgenTableOwnerSwitch sw;
 
 	if (PG_ARGISNULL(2))
 		ereport(ERROR,
@@ -754,14 +523,14 @@ grant_or_revoke(FunctionCallInfo fcinfo, bool grant)
 	grantee = text_to_cstring(PG_GETARG_TEXT_PP(2));
 	if (pg_strcasecmp(grantee, "public") != 0)
 		grantee_id = get_role_oid(grantee, false);
-	if (!has_privilege_columns())
+	if (!idgen_segment_has_privilege_columns())
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("segment tags have no privileges before extension idgen 0.4.0"),
 				 errhint("Run ALTER EXTENSION idgen UPDATE.")));
 	check_tag_admin(grant ? "grant privileges on" : "revoke privileges on");
 
-	become_table_owner(&sw);
+	idgen_segment_become_table_owner(&sw);
 	SPI_connect();
 	if (!lock_owned_tag(caller, tag, &max_id, NULL, NULL, NULL))
 		idgen_segment_unknown_tag_error(tag);
@@ -804,7 +573,7 @@ grant_or_revoke(FunctionCallInfo fcinfo, bool grant)
 				 tag, SPI_result_code_string(ret));
 	}
 	SPI_finish();
-	become_caller(&sw);
+	idgen_segment_become_caller(&sw);
 	PG_RETURN_VOID();
 }
 
@@ -836,7 +605,7 @@ segment_create(PG_FUNCTION_ARGS)
 	int32		step;
 	int32		cache = 1;
 	const char *owner;
-	TableOwnerSwitch sw;
+	IdgenTableOwnerSwitch sw;
 
 	idgen_segment_check_usable();
 	check_tag_admin("create");
@@ -864,12 +633,12 @@ segment_create(PG_FUNCTION_ARGS)
 	}
 	owner = caller_owner_name();
 
-	become_table_owner(&sw);
+	idgen_segment_become_table_owner(&sw);
 	SPI_connect();
 	create_tag_spi(tag, start, step, PG_ARGISNULL(3) ? (Datum) 0 : PG_GETARG_DATUM(3),
 				   PG_ARGISNULL(3), owner, cache);
 	SPI_finish();
-	become_caller(&sw);
+	idgen_segment_become_caller(&sw);
 
 	/* A slot left by calls before the tag existed must not linger */
 	idgen_segment_forget(tag, 0);
@@ -889,7 +658,7 @@ segment_alter(PG_FUNCTION_ARGS)
 	int64		cur_max;
 	bool		forward;
 	bool		cache_null = PG_NARGS() <= 4 || PG_ARGISNULL(4);
-	TableOwnerSwitch sw;
+	IdgenTableOwnerSwitch sw;
 
 	idgen_segment_check_usable();
 	check_tag_admin("alter");
@@ -906,7 +675,7 @@ segment_alter(PG_FUNCTION_ARGS)
 					 errhint("Run ALTER EXTENSION idgen UPDATE.")));
 	}
 
-	become_table_owner(&sw);
+	idgen_segment_become_table_owner(&sw);
 	SPI_connect();
 	if (!lock_owned_tag(sw.save_userid, tag, &cur_max, NULL, NULL, NULL))
 		idgen_segment_unknown_tag_error(tag);
@@ -916,7 +685,7 @@ segment_alter(PG_FUNCTION_ARGS)
 							PG_ARGISNULL(3), PG_ARGISNULL(3) ? 0 : PG_GETARG_INT64(3),
 							cache_null, cache_null ? 1 : PG_GETARG_INT32(4));
 	SPI_finish();
-	become_caller(&sw);
+	idgen_segment_become_caller(&sw);
 
 	/*
 	 * Buffered IDs lie below the new max_id, or were cached under the old
@@ -936,19 +705,19 @@ segment_drop(PG_FUNCTION_ARGS)
 {
 	char	   *tag;
 	int64		cur_max;
-	TableOwnerSwitch sw;
+	IdgenTableOwnerSwitch sw;
 
 	idgen_segment_check_usable();
 	check_tag_admin("drop");
 	tag = tag_arg(fcinfo);
 
-	become_table_owner(&sw);
+	idgen_segment_become_table_owner(&sw);
 	SPI_connect();
 	if (!lock_owned_tag(sw.save_userid, tag, &cur_max, NULL, NULL, NULL))
 		idgen_segment_unknown_tag_error(tag);
 	drop_tag_spi(tag);
 	SPI_finish();
-	become_caller(&sw);
+	idgen_segment_become_caller(&sw);
 
 	idgen_segment_forget(tag, 0);
 	PG_RETURN_VOID();
@@ -967,7 +736,7 @@ segment_set_owner(PG_FUNCTION_ARGS)
 	char	   *tag;
 	Oid			new_owner;
 	int64		cur_max;
-	TableOwnerSwitch sw;
+	IdgenTableOwnerSwitch sw;
 
 	check_tag_admin("alter");
 	tag = tag_arg(fcinfo);
@@ -988,13 +757,13 @@ segment_set_owner(PG_FUNCTION_ARGS)
 						GetUserNameFromId(new_owner, false), tag),
 				 errhint("Ask a superuser, or a member of role \"%s\", to hand the tag over.",
 						 GetUserNameFromId(new_owner, false))));
-	become_table_owner(&sw);
+	idgen_segment_become_table_owner(&sw);
 	SPI_connect();
 	if (!lock_owned_tag(sw.save_userid, tag, &cur_max, NULL, NULL, NULL))
 		idgen_segment_unknown_tag_error(tag);
 	set_tag_owner(tag, new_owner);
 	SPI_finish();
-	become_caller(&sw);
+	idgen_segment_become_caller(&sw);
 	PG_RETURN_VOID();
 }
 
@@ -1019,7 +788,7 @@ segment_import_leaf(PG_FUNCTION_ARGS)
 	int64		cur_max;
 	bool		forget;
 	const char *owner;
-	TableOwnerSwitch sw;
+	IdgenTableOwnerSwitch sw;
 
 	if (PG_ARGISNULL(0) || PG_ARGISNULL(1) || PG_ARGISNULL(2))
 		ereport(ERROR,
@@ -1039,7 +808,7 @@ segment_import_leaf(PG_FUNCTION_ARGS)
 	check_step(step);
 	owner = caller_owner_name();
 
-	become_table_owner(&sw);
+	idgen_segment_become_table_owner(&sw);
 	SPI_connect();
 	if (!lock_owned_tag(sw.save_userid, tag, &cur_max, NULL, NULL, NULL))
 	{
@@ -1067,7 +836,7 @@ segment_import_leaf(PG_FUNCTION_ARGS)
 							   true, 1);
 	}
 	SPI_finish();
-	become_caller(&sw);
+	idgen_segment_become_caller(&sw);
 	if (forget)
 		idgen_segment_forget(tag, 0);
 	PG_RETURN_VOID();
@@ -1093,7 +862,7 @@ segment_export_leaf(PG_FUNCTION_ARGS)
 	TupleDesc	tupdesc;
 	Datum		values[5];
 	bool		nulls[5] = {false, false, false, false, false};
-	TableOwnerSwitch sw;
+	IdgenTableOwnerSwitch sw;
 
 	if (PG_ARGISNULL(0) || PG_ARGISNULL(1))
 		ereport(ERROR,
@@ -1110,7 +879,7 @@ segment_export_leaf(PG_FUNCTION_ARGS)
 		check_tag_admin("drop");
 	}
 
-	become_table_owner(&sw);
+	idgen_segment_become_table_owner(&sw);
 	SPI_connect();
 	if (!lock_owned_tag(sw.save_userid, tag, &max_id, &step, &description,
 						&desc_null))
@@ -1125,7 +894,7 @@ segment_export_leaf(PG_FUNCTION_ARGS)
 	if (drop_tag)
 		drop_tag_spi(tag);
 	SPI_finish();
-	become_caller(&sw);
+	idgen_segment_become_caller(&sw);
 	if (drop_tag)
 		idgen_segment_forget(tag, 0);
 
@@ -1229,19 +998,31 @@ readable_tags(void)
 	Datum		args[1] = {ObjectIdGetDatum(role)};
 	HASHCTL		info;
 	HTAB	   *h;
-	TableOwnerSwitch sw;
+	IdgenTableOwnerSwitch sw;
+	SPIPlanPtr	plan;
 
 	if (superuser_arg(role) || has_privs_of_role(role, ROLE_PG_MONITOR) ||
-		!has_privilege_columns())
+		!idgen_segment_has_privilege_columns())
 		return NULL;
 	info.keysize = IDGEN_SEGMENT_TAG_MAX + 1;
 	info.entrysize = IDGEN_SEGMENT_TAG_MAX + 1;
 	info.hcxt = CurrentMemoryContext;
 	h = hash_create("idgen readable tags", 64, &info,
 					HASH_ELEM | HASH_STRINGS | HASH_CONTEXT);
-	become_table_owner(&sw);
+	idgen_segment_become_table_owner(&sw);
 	SPI_connect();
-	if (SPI_execute_with_args(sql, 1, types, args, NULL, true, 0) != SPI_OK_SELECT)
+	plan = SPI_prepare(sql, 1, types);
+	if (plan == NULL)
+		elog(ERROR, "could not prepare the privileges of segment tags: %s",
+			 SPI_result_code_string(SPI_result));
+
+	/*
+	 * A fresh snapshot, as idgen_segment_tag_privileges reads them: a
+	 * REVOKE committed since a REPEATABLE READ transaction's snapshot hides
+	 * the tag there too
+	 */
+	if (idgen_spi_read_fresh(plan, args, NULL,
+							 idgen_table_relid("segment_privilege"), 0) != SPI_OK_SELECT)
 		elog(ERROR, "could not read the privileges of segment tags");
 	for (uint64 i = 0; i < SPI_processed; i++)
 	{
@@ -1253,8 +1034,42 @@ readable_tags(void)
 		(void) hash_search(h, key, HASH_ENTER, NULL);
 	}
 	SPI_finish();
-	become_caller(&sw);
+	idgen_segment_become_caller(&sw);
 	return h;
+}
+
+PG_FUNCTION_INFO_V1(segment_resume);
+
+/*
+ * SQL: idgen.segment_resume(), since 0.4.0: a superuser vouches that the
+ * server this one was copied from hands out no more segment IDs (or that
+ * its tags' max_id here were raised above what it allocated), so this copy
+ * may allocate from idgen.segment_alloc again: the refusal after a restore
+ * is lifted and its marker removed.  True if it lifted one, false if none
+ * was in force.
+ */
+Datum
+segment_resume(PG_FUNCTION_ARGS)
+{
+	idgen_require_loaded();
+	if (!superuser())
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("permission denied to resume segment IDs"),
+				 errdetail("Only a superuser may vouch that the server this one was copied from hands out no more segment IDs.")));
+	if (RecoveryInProgress())
+		ereport(ERROR,
+				(errcode(ERRCODE_READ_ONLY_SQL_TRANSACTION),
+				 errmsg("cannot resume segment IDs during recovery"),
+				 errhint("Run it once the server has been promoted or recovery has ended.")));
+	if (pg_atomic_read_u32(&idgen_segment->refused) == 0)
+		PG_RETURN_BOOL(false);
+	/* The marker first: a crash in between leaves the refusal in force */
+	idgen_segments_refusal_keep(false);
+	pg_atomic_write_u32(&idgen_segment->refused, 0);
+	ereport(LOG,
+			(errmsg("idgen: a superuser resumed segment IDs after a restore")));
+	PG_RETURN_BOOL(true);
 }
 
 PG_FUNCTION_INFO_V1(segment_status_fn);
@@ -1276,8 +1091,8 @@ segment_status_fn(PG_FUNCTION_ARGS)
 	hash_seq_init(&scan, idgen_segment_hash);
 	while ((slot = hash_seq_search(&scan)) != NULL)
 	{
-		Datum		values[17];
-		bool		nulls[17] = {0};
+		Datum		values[18];
+		bool		nulls[18] = {0};
 		uint64		p = pg_atomic_read_u64(&slot->pos);
 		uint64		e = p >> IDGEN_SEG_OFF_BITS;
 		uint64		off = p & IDGEN_SEG_OFF_MASK;
@@ -1329,6 +1144,8 @@ segment_status_fn(PG_FUNCTION_ARGS)
 		values[14] = Int32GetDatum((int32) pg_atomic_read_u32(&slot->chain_len));
 		values[15] = Int32GetDatum(idgen_segment_ready(slot, e));
 		values[16] = Int64GetDatum((int64) pg_atomic_read_u64(&slot->standby_timeouts));
+		/* (0.3.0's function, before ALTER EXTENSION UPDATE, has fewer columns) */
+		values[17] = Int64GetDatum((int64) pg_atomic_read_u64(&slot->unprotected));
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	}
 	LWLockRelease(idgen_segment->lock);
@@ -1354,11 +1171,11 @@ owner_sql(const char *sql, Oid arg1, const char *arg2, bool forget)
 	Oid			types[2] = {OIDOID, NAMEOID};
 	Datum		args[2];
 	int			ret;
-	TableOwnerSwitch sw;
+	IdgenTableOwnerSwitch sw;
 
 	args[0] = ObjectIdGetDatum(arg1);
 	args[1] = arg2 ? DirectFunctionCall1(namein, CStringGetDatum(arg2)) : (Datum) 0;
-	become_table_owner(&sw);
+	idgen_segment_become_table_owner(&sw);
 	SPI_connect();
 	ret = SPI_execute_with_args(sql, arg2 ? 2 : 1, types, args, NULL, false, 0);
 	if (ret < 0)
@@ -1368,7 +1185,7 @@ owner_sql(const char *sql, Oid arg1, const char *arg2, bool forget)
 		idgen_segment_forget(SPI_getvalue(SPI_tuptable->vals[i],
 										  SPI_tuptable->tupdesc, 1), 0);
 	SPI_finish();
-	become_caller(&sw);
+	idgen_segment_become_caller(&sw);
 }
 
 /*
@@ -1383,9 +1200,9 @@ tags_of_role(const char *sql, Oid role, char **first)
 	Datum		args[1] = {ObjectIdGetDatum(role)};
 	bool		isnull;
 	int64		n;
-	TableOwnerSwitch sw;
+	IdgenTableOwnerSwitch sw;
 
-	become_table_owner(&sw);
+	idgen_segment_become_table_owner(&sw);
 	SPI_connect();
 	if (SPI_execute_with_args(sql, 1, types, args, NULL, true, 1) != SPI_OK_SELECT)
 		elog(ERROR, "could not read the segment tags of role %u", role);
@@ -1396,7 +1213,7 @@ tags_of_role(const char *sql, Oid role, char **first)
 	if (*first)
 		*first = MemoryContextStrdup(TopTransactionContext, *first);
 	SPI_finish();
-	become_caller(&sw);
+	idgen_segment_become_caller(&sw);
 	return n;
 }
 
@@ -1406,6 +1223,92 @@ typedef struct DroppedRole
 	Oid			id;
 	char	   *name;
 } DroppedRole;
+
+/*
+ * Before DROP ROLE: the roles that exist, those DROP ROLE will drop if it
+ * may (a list of DroppedRole, for refuse_drop_of_owners after it)
+ */
+static List *
+roles_to_drop(DropRoleStmt *stmt)
+{
+	List	   *existing = NIL;
+	ListCell   *lc;
+
+	foreach(lc, stmt->roles)
+	{
+		RoleSpec   *r = lfirst(lc);
+		Oid			id;
+
+		if (r->roletype == ROLESPEC_CSTRING &&
+			OidIsValid(id = get_role_oid(r->rolename, true)))
+		{
+			DroppedRole *d = palloc(sizeof(DroppedRole));
+
+			d->id = id;
+			d->name = pstrdup(r->rolename);
+			existing = lappend(existing, d);
+		}
+	}
+	return existing;
+}
+
+/*
+ * After DROP ROLE, before its commit: error if a role it dropped (of those
+ * roles_to_drop found) owns tags of this database or holds privileges on
+ * them
+ */
+static void
+refuse_drop_of_owners(List *dropped)
+{
+	ListCell   *lc;
+
+	/*
+	 * After PostgreSQL's own checks (privileges, its dependencies), so that
+	 * only a role that may drop the roles learns of their tags; the error
+	 * rolls the drop back
+	 */
+	foreach(lc, dropped)
+	{
+		DroppedRole *d = lfirst(lc);
+		int64		n;
+		char	   *first;
+
+		n = tags_of_role("SELECT pg_catalog.count(*), pg_catalog.min(biz_tag) "
+						 "FROM idgen.segment_alloc "
+						 "WHERE owner_id OPERATOR(pg_catalog.=) $1",
+						 d->id, &first);
+		if (n == 0 && idgen_segment_has_privilege_columns())
+		{
+			/* Privileges on tags, as PostgreSQL's on a table */
+			n = tags_of_role("SELECT pg_catalog.count(*), pg_catalog.min(biz_tag) "
+							 "FROM idgen.segment_privilege "
+							 "WHERE grantee_id OPERATOR(pg_catalog.=) $1",
+							 d->id, &first);
+			if (n > 0)
+				ereport(ERROR,
+						(errcode(ERRCODE_DEPENDENT_OBJECTS_STILL_EXIST),
+						 errmsg("role \"%s\" cannot be dropped because some objects depend on it",
+								d->name),
+						 errdetail("Role \"%s\" has privileges on segment tag \"%s\" in database \"%s\"%s.",
+								   d->name, first, get_database_name(MyDatabaseId),
+								   n > 1 ? " and on others" : ""),
+						 errhint("Revoke them with idgen.segment_revoke(), or run DROP OWNED BY %s, in this database.",
+								 quote_identifier(d->name))));
+		}
+		if (n > 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_DEPENDENT_OBJECTS_STILL_EXIST),
+					 errmsg("role \"%s\" cannot be dropped because some objects depend on it",
+							d->name),
+					 n == 1 ?
+					 errdetail("Role \"%s\" owns segment tag \"%s\" in database \"%s\".",
+							   d->name, first, get_database_name(MyDatabaseId)) :
+					 errdetail("Role \"%s\" owns " INT64_FORMAT " segment tags in database \"%s\", \"%s\" among them.",
+							   d->name, n, get_database_name(MyDatabaseId), first),
+					 errhint("Hand them to another role with REASSIGN OWNED BY %s TO <role>, or drop them with DROP OWNED BY %s, in this database.",
+							 quote_identifier(d->name), quote_identifier(d->name))));
+	}
+}
 
 List *
 idgen_segment_owner_utility(Node *stmt, bool before, List *dropped)
@@ -1426,76 +1329,9 @@ idgen_segment_owner_utility(Node *stmt, bool before, List *dropped)
 	 * schema-qualified.
 	 */
 	if (before && IsA(stmt, DropRoleStmt))
-	{
-		/* The roles that exist: those DROP ROLE will drop, if it may */
-		List	   *existing = NIL;
-
-		foreach(lc, ((DropRoleStmt *) stmt)->roles)
-		{
-			RoleSpec   *r = lfirst(lc);
-			Oid			id;
-
-			if (r->roletype == ROLESPEC_CSTRING &&
-				OidIsValid(id = get_role_oid(r->rolename, true)))
-			{
-				DroppedRole *d = palloc(sizeof(DroppedRole));
-
-				d->id = id;
-				d->name = pstrdup(r->rolename);
-				existing = lappend(existing, d);
-			}
-		}
-		return existing;
-	}
+		return roles_to_drop((DropRoleStmt *) stmt);
 	if (!before && IsA(stmt, DropRoleStmt))
-	{
-		/*
-		 * After PostgreSQL's own checks (privileges, its dependencies), so
-		 * that only a role that may drop the roles learns of their tags;
-		 * the error rolls the drop back
-		 */
-		foreach(lc, dropped)
-		{
-			DroppedRole *d = lfirst(lc);
-			int64		n;
-			char	   *first;
-
-			n = tags_of_role("SELECT pg_catalog.count(*), pg_catalog.min(biz_tag) "
-							 "FROM idgen.segment_alloc "
-							 "WHERE owner_id OPERATOR(pg_catalog.=) $1",
-							 d->id, &first);
-			if (n == 0 && has_privilege_columns())
-			{
-				/* Privileges on tags, as PostgreSQL's on a table */
-				n = tags_of_role("SELECT pg_catalog.count(*), pg_catalog.min(biz_tag) "
-								 "FROM idgen.segment_privilege "
-								 "WHERE grantee_id OPERATOR(pg_catalog.=) $1",
-								 d->id, &first);
-				if (n > 0)
-					ereport(ERROR,
-							(errcode(ERRCODE_DEPENDENT_OBJECTS_STILL_EXIST),
-							 errmsg("role \"%s\" cannot be dropped because some objects depend on it",
-									d->name),
-							 errdetail("Role \"%s\" has privileges on segment tag \"%s\" in database \"%s\"%s.",
-									   d->name, first, get_database_name(MyDatabaseId),
-									   n > 1 ? " and on others" : ""),
-							 errhint("Revoke them with idgen.segment_revoke(), or run DROP OWNED BY %s, in this database.",
-									 quote_identifier(d->name))));
-			}
-			if (n > 0)
-				ereport(ERROR,
-						(errcode(ERRCODE_DEPENDENT_OBJECTS_STILL_EXIST),
-						 errmsg("role \"%s\" cannot be dropped because some objects depend on it",
-								d->name),
-						 n == 1 ?
-						 errdetail("Role \"%s\" owns segment tag \"%s\" in database \"%s\".",
-								   d->name, first, get_database_name(MyDatabaseId)) :
-						 errdetail("Role \"%s\" owns " INT64_FORMAT " segment tags in database \"%s\", \"%s\" among them.",
-								   d->name, n, get_database_name(MyDatabaseId), first),
-						 errhint("Hand them to another role with REASSIGN OWNED BY %s TO <role>, or drop them with DROP OWNED BY %s, in this database.",
-								 quote_identifier(d->name), quote_identifier(d->name))));
-		}
-	}
+		refuse_drop_of_owners(dropped);
 	else if (!before && IsA(stmt, ReassignOwnedStmt))
 	{
 		ReassignOwnedStmt *ro = (ReassignOwnedStmt *) stmt;
@@ -1512,7 +1348,7 @@ idgen_segment_owner_utility(Node *stmt, bool before, List *dropped)
 			owner_sql("DELETE FROM idgen.segment_alloc WHERE owner_id OPERATOR(pg_catalog.=) $1 RETURNING biz_tag",
 					  get_rolespec_oid(lfirst(lc), false), NULL, true);
 			/* and its privileges on tags, as on tables */
-			if (has_privilege_columns())
+			if (idgen_segment_has_privilege_columns())
 				owner_sql("DELETE FROM idgen.segment_privilege WHERE grantee_id OPERATOR(pg_catalog.=) $1",
 						  get_rolespec_oid(lfirst(lc), false), NULL, false);
 		}
@@ -1523,7 +1359,7 @@ idgen_segment_owner_utility(Node *stmt, bool before, List *dropped)
 		owner_sql("UPDATE idgen.segment_alloc SET owner = $2 WHERE owner_id OPERATOR(pg_catalog.=) $1",
 				  get_role_oid(((RenameStmt *) stmt)->newname, false),
 				  ((RenameStmt *) stmt)->newname, false);
-		if (has_privilege_columns())
+		if (idgen_segment_has_privilege_columns())
 			owner_sql("UPDATE idgen.segment_privilege SET grantee = $2 WHERE grantee_id OPERATOR(pg_catalog.=) $1",
 					  get_role_oid(((RenameStmt *) stmt)->newname, false),
 					  ((RenameStmt *) stmt)->newname, false);

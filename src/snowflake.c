@@ -188,7 +188,7 @@ report_blocked(void)
 				 errmsg("snowflake IDs are refused because this server was started from a backup or after archive recovery"),
 				 errdetail("The server it was copied from may have issued IDs with node id %d above the restored high-water mark, and new IDs could repeat them.",
 						   idgen_node_id),
-				 errhint("Have a superuser run SELECT idgen.snowflake_resume(N), with N the largest snowflake ID the original server issued (or any larger ID), or lease node ids from a registry (idgen.node_id = 'auto'); snowflake_advance does not lift this refusal.")));
+				 errhint("Have a superuser run SELECT idgen.snowflake_resume(N), with N the largest snowflake ID the original server issued (or any larger ID), or lease node ids from a registry (idgen.node_id = 'auto'); snowflake_advance does not lift this refusal. Two copies resumed from one backup still repeat each other's IDs unless they are given different node ids.")));
 	ereport(ERROR,
 			(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 			 errmsg("snowflake IDs are refused because idgen.layout or idgen.node_id changed: was layout \"%s\" with node id %d, is layout \"%s\" with node id %d",

@@ -104,10 +104,9 @@ idgen_snowflake_lease_define_serving_gucs(void)
 void
 idgen_snowflake_lease_define_gucs(void)
 {
-	DefineCustomStringVariable("idgen.node_registry",
-							   "Connection string of the registry database from which a server with idgen.node_id = 'auto' leases its node id.",
-							   NULL, &idgen_node_registry, "",
-							   PGC_SIGHUP, GUC_SUPERUSER_ONLY, NULL, NULL, NULL);
+	idgen_pqconn_define_conninfo("idgen.node_registry",
+								 "Connection string of the registry database from which a server with idgen.node_id = 'auto' leases its node id.",
+								 &idgen_node_registry, PGC_SIGHUP);
 	DefineCustomStringVariable("idgen.node_namespace",
 							   "Namespace in the registry within which node ids are leased; servers that share IDs share a namespace.",
 							   NULL, &idgen_node_namespace, "default",

@@ -56,12 +56,14 @@
 #include "storage/fd.h"
 #include "storage/lmgr.h"
 #include "utils/builtins.h"
+#include "utils/guc.h"
 #include "utils/lsyscache.h"
 #include "utils/syscache.h"
 #include "utils/timestamp.h"
 
 #include "clock.h"
 #include "idgen.h"
+#include "restore.h"
 #include "snowflake.h"
 #include "worker.h"
 
@@ -265,25 +267,6 @@ new_ids_provably_larger(void)
 }
 
 /*
- * Is this start a restore that idgen can see: archive recovery
- * (recovery.signal, as PITR makes it) or a start from a base backup
- * (backup_label) that is not a standby's (standby.signal)?  A standby is
- * covered by the WAL-logged reservation: its promotion is a failover, whose
- * primary has stopped.  A copy of a stopped data directory or a snapshot
- * looks like a crash restart and cannot be seen (docs/durability.md).
- */
-static bool
-start_is_restore(void)
-{
-	struct stat st;
-
-	if (stat(STANDBY_SIGNAL_FILE, &st) == 0)
-		return false;
-	return stat(RECOVERY_SIGNAL_FILE, &st) == 0 ||
-		stat(BACKUP_LABEL_FILE, &st) == 0;
-}
-
-/*
  * After a restore, a server with a fixed node id refuses snowflake IDs
  * until a superuser calls snowflake_resume: its original may have issued
  * IDs above the restored reservation, under the same node id.  The refusal
@@ -294,7 +277,7 @@ start_is_restore(void)
 static void
 refuse_after_restore(void)
 {
-	bool		restore = start_is_restore();
+	bool		restore = idgen_start_is_restore();
 
 	if (idgen_node_id == IDGEN_NODE_AUTO)
 		return;
@@ -303,10 +286,10 @@ refuse_after_restore(void)
 	idgen_snowflake_block_restored();
 	if (restore)
 		ereport(LOG,
-				(errmsg("idgen: snowflake IDs are refused: this server is started from a backup or for archive recovery with node id %d",
+				(errmsg("idgen: snowflake IDs are refused: this server is started from a backup, for archive recovery or from a standby's data directory without promotion, with node id %d",
 						idgen_node_id),
 				 errdetail("The server it was copied from may have issued IDs above the restored high-water mark."),
-				 errhint("Once recovery has ended, have a superuser run SELECT idgen.snowflake_resume(N) with N the largest snowflake ID the original server issued (or any larger ID); snowflake_advance does not lift this refusal.")));
+				 errhint("Once recovery has ended, have a superuser run SELECT idgen.snowflake_resume(N) with N the largest snowflake ID the original server issued (or any larger ID); snowflake_advance does not lift this refusal. Two copies resumed from one backup still repeat each other's IDs unless they are given different node ids.")));
 }
 
 /*
@@ -423,11 +406,6 @@ write_reservation(int64 until_us)
 static int64 pending_end = 0;
 
 /*
- * One step of the worker: read the reservation, raise the floor, extend it
- * when needed.  The new end is published by idgen_snowflake_state_publish after
- * the caller has committed.
- */
-/*
  * Does the generator need a reservation round now, before the one its last
  * round asked for (see worker.c)?  Yes when no reservation is published, a
  * layout change waits for a decision, a call waits for a tick, or the
@@ -477,11 +455,70 @@ warn_layout_end(void)
 			 errhint("Move to a layout with a later end before then (docs/durability.md, \"Changing the layout\"); idgen.layout_end_warning sets how early this daily warning starts.")));
 }
 
-void
-idgen_snowflake_state_step(long *sleep_ms)
+/*
+ * The reservation table of this database, locked for the round: false
+ * (with *sleep_ms shortened to look again soon) when the extension is not
+ * installed here or the table is locked by someone else
+ */
+static bool
+lock_reservation_table(long *sleep_ms)
+{
+	Oid			relid = idgen_table_relid("snowflake_reservation");
+
+	if (!OidIsValid(relid))
+	{
+		/* Extension not installed here (yet): look again soon */
+		idgen_snowflake_revoke_reservation();
+		idgen_worker_note_problem(IDGEN_WORKER_NO_EXTENSION);
+		*sleep_ms = Min(*sleep_ms, 1000);
+		return false;
+	}
+	idgen_worker_note_problem(IDGEN_WORKER_OK);
+
+	/* Never wait for a lock held by someone else: try again soon */
+	if (!ConditionalLockRelationOid(relid, RowExclusiveLock))
+	{
+		*sleep_ms = Min(*sleep_ms, 10);
+		return false;
+	}
+	if (!SearchSysCacheExists1(RELOID, ObjectIdGetDatum(relid)))
+	{
+		*sleep_ms = Min(*sleep_ms, 10);
+		return false;
+	}
+	return true;
+}
+
+/*
+ * A round on a standby (or in a read-only transaction after a promotion),
+ * which found the reservation stored (-1 if none)
+ */
+static void
+standby_round(int64 stored, long *sleep_ms)
+{
+	/*
+	 * A standby keeps what its primary reserved in its own file, so a
+	 * promotion after the extension was dropped still starts above it; it
+	 * looks often, as the row may go away with the next WAL record.
+	 */
+	*sleep_ms = Min(*sleep_ms, 100);
+	if (stored > idgen_snowflake_file_reservation() &&
+		!idgen_snowflake_blocked())
+	{
+		write_state(stored);
+		idgen_snowflake_set_file_reservation(stored);
+	}
+}
+
+/*
+ * A round on the primary, which found the reservation stored (-1 if none):
+ * extend it when needed, the file first, and leave the new end in
+ * pending_end
+ */
+static void
+extend_reservation(int64 stored)
 {
 	const IdgenLayout *l = &idgen_layout;
-	int64		stored;
 	int64		top,
 				now_tick,
 				now_us,
@@ -490,79 +527,6 @@ idgen_snowflake_state_step(long *sleep_ms)
 	static int64 last_top = -1;		/* top tick seen by the previous round */
 	static int64 last_active_us = 0;	/* when it last changed */
 	static int64 last_written_us = -1;	/* last reservation this worker wrote */
-	bool		primary;
-	Oid			relid;
-
-	warn_layout_end();
-
-	/*
-	 * A transaction begun during recovery stays read-only after a promotion,
-	 * and the write in it would fail: treat such a round as one on a standby
-	 * and run the next one soon.
-	 */
-	primary = !RecoveryInProgress() && !XactReadOnly;
-	if (!primary && !RecoveryInProgress())
-		*sleep_ms = Min(*sleep_ms, 10);
-
-	pending_end = 0;
-
-	/* A layout change is waiting for a superuser's decision */
-	if (idgen_snowflake_blocked())
-	{
-		if (!idgen_snowflake_accept_pending() || !primary)
-		{
-			*sleep_ms = Min(*sleep_ms, 1000);
-			return;
-		}
-	}
-
-	relid = idgen_table_relid("snowflake_reservation");
-	if (!OidIsValid(relid))
-	{
-		/* Extension not installed here (yet): look again soon */
-		idgen_snowflake_revoke_reservation();
-		idgen_worker_note_problem(IDGEN_WORKER_NO_EXTENSION);
-		*sleep_ms = Min(*sleep_ms, 1000);
-		return;
-	}
-	idgen_worker_note_problem(IDGEN_WORKER_OK);
-
-	/* Never wait for a lock held by someone else: try again soon */
-	if (!ConditionalLockRelationOid(relid, RowExclusiveLock))
-	{
-		*sleep_ms = Min(*sleep_ms, 10);
-		return;
-	}
-	if (!SearchSysCacheExists1(RELOID, ObjectIdGetDatum(relid)))
-	{
-		*sleep_ms = Min(*sleep_ms, 10);
-		return;
-	}
-
-	/*
-	 * Until this server has published a reservation of its own (start,
-	 * restart, or a standby before promotion), the stored one bounds every ID
-	 * issued before: start above it.  Afterwards only this worker writes it.
-	 */
-	stored = read_reservation();
-	if (stored >= 0 && idgen_snowflake_reserved_end() == 0)
-		idgen_snowflake_raise_floor(idgen_tick_of(l, stored));
-	if (!primary)
-	{
-		/*
-		 * A standby keeps what its primary reserved in its own file, so a
-		 * promotion after the extension was dropped still starts above it;
-		 * it looks often, as the row may go away with the next WAL record.
-		 */
-		*sleep_ms = Min(*sleep_ms, 100);
-		if (stored > idgen_snowflake_file_reservation() &&
-			!idgen_snowflake_blocked())
-		{
-			write_state(stored);
-			idgen_snowflake_set_file_reservation(stored);
-		}
-		return;
-	}
 
 	/*
 	 * Extend when less than half the margin is left beyond the newest tick
@@ -602,6 +566,93 @@ idgen_snowflake_state_step(long *sleep_ms)
 	write_reservation(until_us);
 	last_written_us = until_us;
 	pending_end = idgen_tick_of(l, until_us) + 1;
+}
+
+/*
+ * The worker has seen this server in recovery and then promoted: with
+ * node ids that follow the timeline, a WARNING when no WAL archive told the
+ * promotion which timelines were taken (restore_command empty).  Two
+ * standbys of one primary promoted that way both take the next timeline,
+ * so the same node id; with restore_command reading one archive that every
+ * node archives to, PostgreSQL gives each promotion a timeline of its own
+ * (test/t/119_promotions.pl).  Once per promotion this process sees.
+ */
+static void
+warn_promoted_without_archive(void)
+{
+	const char *restore = GetConfigOption("restore_command", true, false);
+	TimeLineID	tli = GetWALInsertionTimeLine();
+	int			node;
+
+	if (idgen_node_timeline_bits == 0 || idgen_node_id < 0 ||
+		(restore != NULL && restore[0] != '\0'))
+		return;
+	node = idgen_fixed_node();
+	ereport(WARNING,
+			(errmsg("idgen: this server was promoted to timeline %u without a WAL archive, and its snowflake IDs carry node id %d",
+					tli, node),
+			 errdetail("restore_command is empty, so the promotion could not see the timelines other servers of this history took: another standby of the same primary promoted the same way also takes timeline %u and node id %d, and the two may hand out the same IDs.",
+					   tli, node),
+			 errhint("Archive WAL from every node to one archive and set restore_command on every standby, or make sure only one standby is ever promoted (a failover manager's leader lock), or use idgen.node_id = 'auto'.")));
+}
+
+/*
+ * One step of the worker: read the reservation, raise the floor, extend it
+ * when needed.  The new end is published by idgen_snowflake_state_publish after
+ * the caller has committed.
+ */
+void
+idgen_snowflake_state_step(long *sleep_ms)
+{
+	int64		stored;
+	bool		primary;
+	static bool in_recovery_seen = false;
+
+	warn_layout_end();
+
+	/*
+	 * A transaction begun during recovery stays read-only after a promotion,
+	 * and the write in it would fail: treat such a round as one on a standby
+	 * and run the next one soon.
+	 */
+	primary = !RecoveryInProgress() && !XactReadOnly;
+	if (!primary && !RecoveryInProgress())
+		*sleep_ms = Min(*sleep_ms, 10);
+	if (RecoveryInProgress())
+		in_recovery_seen = true;
+	else if (primary && in_recovery_seen)
+	{
+		in_recovery_seen = false;
+		warn_promoted_without_archive();
+	}
+
+	pending_end = 0;
+
+	/* A layout change is waiting for a superuser's decision */
+	if (idgen_snowflake_blocked())
+	{
+		if (!idgen_snowflake_accept_pending() || !primary)
+		{
+			*sleep_ms = Min(*sleep_ms, 1000);
+			return;
+		}
+	}
+
+	if (!lock_reservation_table(sleep_ms))
+		return;
+
+	/*
+	 * Until this server has published a reservation of its own (start,
+	 * restart, or a standby before promotion), the stored one bounds every ID
+	 * issued before: start above it.  Afterwards only this worker writes it.
+	 */
+	stored = read_reservation();
+	if (stored >= 0 && idgen_snowflake_reserved_end() == 0)
+		idgen_snowflake_raise_floor(idgen_tick_of(&idgen_layout, stored));
+	if (!primary)
+		standby_round(stored, sleep_ms);
+	else
+		extend_reservation(stored);
 }
 
 /* After the commit: let callers use what was reserved */

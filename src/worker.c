@@ -36,20 +36,31 @@
  * The waiting backend retries while it waits for its segment
  * (segment.c), so the databases take turns.
  *
- * When idgen.database does not exist, connecting to it ends the process
- * (FATAL).  The next start of the worker then connects to no database, only
- * to the shared catalogs, logs once that the database is missing and looks
- * for it every second; once it exists the process exits and the postmaster
- * starts it again, connected.  A missing database is thus one FATAL and one
- * WARNING in the log, not a FATAL every second.
+ * Connecting to a database that does not exist ends the process (FATAL),
+ * so before it connects the worker has an "idgen database check" look for
+ * idgen.database: a dynamic background worker connected to no database,
+ * only to the shared catalogs, that logs (WARNING) that the database is
+ * missing, again once a minute while it is, looks for it every second and
+ * exits once it exists; the
+ * worker waits for it, then connects.  A missing database is thus one
+ * WARNING a minute in the log, no FATAL and no exit of the worker.  Only when no
+ * background worker slot is free for the check does the worker connect
+ * unchecked: then a missing database is one FATAL, and the next start
+ * waits connected to no database and exits once it exists (one FATAL and
+ * one WARNING).
  *
  * The steps are the components' (worker.h); this file includes none of
  * their headers.  Shared memory: "idgen worker" in idgen.h.
  */
 #include "postgres.h"
 
+#include "access/heapam.h"
+#include "access/htup_details.h"
+#include "access/table.h"
+#include "access/tableam.h"
 #include "access/xact.h"
 #include "access/xlog.h"
+#include "catalog/pg_database.h"
 #include "commands/dbcommands.h"
 #include "executor/spi.h"
 #include "miscadmin.h"
@@ -416,6 +427,19 @@ idgen_worker_problem(void)
 	return (IdgenWorkerProblem) pg_atomic_read_u32(&ws->problem);
 }
 
+/* The WARNING that idgen.database does not exist */
+static void
+warn_no_database(void)
+{
+	ereport(WARNING,
+			(errcode(ERRCODE_UNDEFINED_DATABASE),
+			 errmsg("database \"%s\" named by idgen.database does not exist",
+					idgen_database),
+			 errdetail("The idgen worker keeps the snowflake reservation there: no snowflake ID is issued until the database exists and has extension idgen. The worker looks for it every second, and repeats this warning once a minute while it is missing."),
+			 errhint("Create it (CREATE DATABASE %s) and run CREATE EXTENSION idgen in it, or set idgen.database to the database where extension idgen is installed and restart the server.",
+					 quote_identifier(idgen_database))));
+}
+
 /* See worker.h */
 void
 idgen_worker_note_problem(IdgenWorkerProblem problem)
@@ -423,13 +447,7 @@ idgen_worker_note_problem(IdgenWorkerProblem problem)
 	if (pg_atomic_exchange_u32(&ws->problem, (uint32) problem) == (uint32) problem)
 		return;
 	if (problem == IDGEN_WORKER_NO_DATABASE)
-		ereport(WARNING,
-				(errcode(ERRCODE_UNDEFINED_DATABASE),
-				 errmsg("database \"%s\" named by idgen.database does not exist",
-						idgen_database),
-				 errdetail("The idgen worker keeps the snowflake reservation there: no snowflake ID is issued until the database exists and has extension idgen. The worker looks for it every second."),
-				 errhint("Create it (CREATE DATABASE %s) and run CREATE EXTENSION idgen in it, or set idgen.database to the database where extension idgen is installed and restart the server.",
-						 quote_identifier(idgen_database))));
+		warn_no_database();
 	else if (problem == IDGEN_WORKER_NO_EXTENSION)
 		ereport(LOG,
 				(errmsg("extension idgen is not installed in database \"%s\" named by idgen.database",
@@ -454,6 +472,33 @@ connect_exit(int code, Datum arg)
 }
 
 /*
+ * Does idgen.database exist?  Read with a heap scan of pg_database, as the
+ * autovacuum launcher lists the databases: a process connected to no
+ * database cannot open a catalog index before the relation cache's init
+ * file exists ("cannot read pg_class without having selected a database").
+ */
+static bool
+database_exists(void)
+{
+	Relation	rel;
+	TableScanDesc scan;
+	HeapTuple	tup;
+	bool		found = false;
+
+	StartTransactionCommand();
+	(void) GetTransactionSnapshot();
+	rel = table_open(DatabaseRelationId, AccessShareLock);
+	scan = table_beginscan_catalog(rel, 0, NULL);
+	while (!found && HeapTupleIsValid(tup = heap_getnext(scan, ForwardScanDirection)))
+		found = strcmp(NameStr(((Form_pg_database) GETSTRUCT(tup))->datname),
+					   idgen_database) == 0;
+	table_endscan(scan);
+	table_close(rel, AccessShareLock);
+	CommitTransactionCommand();
+	return found;
+}
+
+/*
  * The last start could not connect to idgen.database: connected to no
  * database, wait until it exists (logging once that it does not), then
  * exit so that the postmaster starts the worker again, connected.  When it
@@ -461,32 +506,82 @@ connect_exit(int code, Datum arg)
  * the restart interval spaces the attempts.
  */
 static void
-wait_for_database(void)
+wait_for_database(int exit_code, bool repeat)
 {
+	int64		warned_ms = idgen_clock_monotonic_ms();
+
 	BackgroundWorkerInitializeConnection(NULL, NULL, 0);
 	pgstat_report_activity(STATE_RUNNING, "idgen: waiting for idgen.database");
 	for (;;)
 	{
-		Oid			dbid;
+		int64		now_ms;
 
 		CHECK_FOR_INTERRUPTS();
-		StartTransactionCommand();
-		dbid = get_database_oid(idgen_database, true);
-		CommitTransactionCommand();
-		if (OidIsValid(dbid))
+		if (database_exists())
 		{
 			if (idgen_worker_problem() == IDGEN_WORKER_NO_DATABASE)
 				ereport(LOG,
 						(errmsg("database \"%s\" named by idgen.database exists now",
 								idgen_database)));
 			idgen_worker_note_problem(IDGEN_WORKER_OK);
-			proc_exit(1);
+			proc_exit(exit_code);
 		}
+		now_ms = idgen_clock_monotonic_ms();
+		if (repeat && idgen_worker_problem() == IDGEN_WORKER_NO_DATABASE &&
+			now_ms - warned_ms >= 60000)
+		{
+			warn_no_database();	/* again, once a minute */
+			warned_ms = now_ms;
+		}
+		else if (idgen_worker_problem() != IDGEN_WORKER_NO_DATABASE)
+			warned_ms = now_ms;
 		idgen_worker_note_problem(IDGEN_WORKER_NO_DATABASE);
 		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
 						 1000, idgen_wait_event(IDGEN_WAIT_RESERVATION));
 		ResetLatch(MyLatch);
 	}
+}
+
+/*
+ * Entry point of the idgen database check: wait until idgen.database
+ * exists, then exit with 0 (the postmaster forgets the worker).  main_arg
+ * is true for the remote worker's, which leaves the repeated WARNING to
+ * the idgen worker's.
+ */
+void
+idgen_worker_check_database_main(Datum main_arg)
+{
+	pqsignal(SIGTERM, die);
+	BackgroundWorkerUnblockSignals();
+	wait_for_database(0, !DatumGetBool(main_arg));	/* does not return */
+}
+
+/*
+ * Wait until idgen.database exists, looked for by an idgen database check;
+ * false when no background worker slot is free for it
+ */
+static bool
+check_database(bool remote)
+{
+	BackgroundWorker worker;
+	BackgroundWorkerHandle *handle;
+
+	memset(&worker, 0, sizeof(worker));
+	worker.bgw_flags = BGWORKER_SHMEM_ACCESS |
+		BGWORKER_BACKEND_DATABASE_CONNECTION;
+	worker.bgw_start_time = BgWorkerStart_ConsistentState;
+	worker.bgw_restart_time = BGW_NEVER_RESTART;
+	strcpy(worker.bgw_library_name, "idgen");
+	strcpy(worker.bgw_function_name, "idgen_worker_check_database_main");
+	strcpy(worker.bgw_name, "idgen database check");
+	strcpy(worker.bgw_type, "idgen database check");
+	worker.bgw_main_arg = BoolGetDatum(remote);
+	worker.bgw_notify_pid = MyProcPid;
+	if (!RegisterDynamicBackgroundWorker(&worker, &handle))
+		return false;
+	if (WaitForBackgroundWorkerShutdown(handle) == BGWH_POSTMASTER_DIED)
+		proc_exit(1);
+	return true;
 }
 
 /* Register a background worker: the idgen worker, or the remote one */
@@ -650,14 +745,22 @@ idgen_worker_main(Datum main_arg)
 	pqsignal(SIGTERM, die);
 	BackgroundWorkerUnblockSignals();
 
-	switch (idgen_worker_problem())
+	/*
+	 * Connect only to a database that exists; after a failed connection
+	 * (no slot was free for the check) wait connected to no database
+	 */
+	if (idgen_worker_problem() == IDGEN_WORKER_CONNECT_FAILED ||
+		!check_database(remote))
 	{
-		case IDGEN_WORKER_CONNECT_FAILED:
-		case IDGEN_WORKER_NO_DATABASE:
-			wait_for_database();	/* does not return */
-			break;
-		default:
-			break;
+		switch (idgen_worker_problem())
+		{
+			case IDGEN_WORKER_CONNECT_FAILED:
+			case IDGEN_WORKER_NO_DATABASE:
+				wait_for_database(1, !remote);	/* does not return */
+				break;
+			default:
+				break;
+		}
 	}
 	before_shmem_exit(connect_exit, (Datum) 0);
 	connecting = true;

@@ -35,6 +35,9 @@ PGDLLEXPORT void idgen_worker_main(Datum main_arg);
 /* Entry point of a segment worker (bgw_main_arg: its database's OID) */
 PGDLLEXPORT void idgen_worker_database_main(Datum main_arg);
 
+/* Entry point of the idgen database check (waits until idgen.database exists) */
+PGDLLEXPORT void idgen_worker_check_database_main(Datum main_arg);
+
 /* Wake the idgen worker, if it runs */
 extern void idgen_worker_wake(void);
 

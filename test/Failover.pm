@@ -10,7 +10,6 @@
 #   failover_init($tmp, $user)         scratch directory, database superuser
 #   start_proc($name, \%env, @cmd)     a program in a process group of its own
 #   track_datadir($dir)                stopped at the end whatever happens
-#   wait_until($what, $cond)           polls; dies after the test timeout
 #   node_clock($n, $offset)            sets a node's fake clock ("-90")
 #   sql($n, $query), safe_sql(...)     psql on one node
 #   start_clients(@nodes)              the clients, through both nodes
@@ -31,7 +30,7 @@ use Test::More;
 use IdgenTest;
 
 use Exporter 'import';
-our @EXPORT = qw(failover_init start_proc track_datadir wait_until node_clock
+our @EXPORT = qw(failover_init start_proc track_datadir node_clock
   conn sql safe_sql start_clients clients_progress check_after kill_node
   kill_with_clock_behind check_outcome);
 
@@ -90,19 +89,6 @@ sub start_proc
 sub track_datadir
 {
 	push @datadirs, @_;
-	return;
-}
-
-# Wait (up to the test timeout) until $cond returns true; dies with $what
-sub wait_until
-{
-	my ($what, $cond) = @_;
-	my $deadline = time() + $PostgreSQL::Test::Utils::timeout_default;
-	until ($cond->())
-	{
-		die "timed out waiting for $what" if time() > $deadline;
-		usleep(100_000);
-	}
 	return;
 }
 
@@ -258,6 +244,36 @@ sub kill_node
 	return;
 }
 
+# Wait until a standby of $n streams and is waited for: it has flushed up
+# to where $n was, and over a stretch in which every client drew (so
+# segment allocations were made), no allocation went out past it (the
+# sum of segment_status's standby_timeouts and unprotected is unchanged)
+sub standby_waited_for
+{
+	my ($n) = @_;
+	my $late = 'SELECT coalesce(sum(standby_timeouts + unprotected), 0) FROM idgen.segment_status';
+	# A query that fails (the primary restarting under its manager) is
+	# a reason to look again, not to give up
+	my $ask = sub {
+		my ($rc, $out, $err) = sql($n, $_[0]);
+		note "on $n->{name}, failed: $_[0]: $err" if $rc;
+		return $rc ? undef : $out;
+	};
+	wait_until("a standby of $n->{name} that is waited for", sub {
+		my $before = $ask->($late) // return 0;
+		my $at = $ask->('SELECT pg_current_wal_lsn()') // return 0;
+		wait_until("a standby to stream and flush up to $at", sub {
+			($ask->("SELECT count(*) FROM pg_stat_replication WHERE state = 'streaming' AND flush_lsn >= '$at'") // 0) > 0;
+		});
+		clients_progress();
+		my $after = $ask->($late) // return 0;
+		note "$n->{name}: $before -> $after segment allocations out late or unprotected; waiting again"
+		  if $after != $before;
+		return $after == $before;
+	});
+	return;
+}
+
 # The third failover: the standby's clock set 90 s behind the primary's
 # (far more than a failover takes, so that the new primary's clock is still
 # below the old primary's last ID however slow the machine: checked), the
@@ -274,6 +290,15 @@ sub kill_with_clock_behind
 	my (%o) = @_;
 	my ($old, $next, $standby) = @o{qw(old next standby)};
 	my $l = $o{label} // 'clock';
+	# The scenario holds back WAL from a standby that streams and is waited
+	# for.  A standby that had just rejoined, or whose walsender had just
+	# been ended, lets allocations out unwaited for (unprotected), and one
+	# that lagged past idgen.segment_standby_wait is excused until it
+	# catches up (standby_timeouts): cases this test is not about (t/117
+	# is).  So wait until a standby streams, has flushed up to
+	# where the primary was, and no allocation went out late or
+	# unprotected while the clients drew
+	standby_waited_for($old);
 	node_clock($next, '-90');
 	my $skew = safe_sql($old, 'SELECT extract(epoch FROM clock_timestamp())')
 	  - safe_sql($next, 'SELECT extract(epoch FROM clock_timestamp())');

@@ -31,7 +31,7 @@ use PostgreSQL::Test::Utils;
 use Test::More;
 
 our @EXPORT = qw(clients_lane idgen_node idgen_conf idgen_standby start_node enable_faketime fakeclock_env set_clock crash_node
-  wait_ready start_drawer stop_drawers finish_drawer start_pgbench
+  wait_ready wait_until start_drawer stop_drawers finish_drawer start_pgbench
   finish_pgbench draw_ids try_sql node_of_new_id first_disorder duplicates max_of min_of
   clock_error_re no_unexpected_errors start_load wait_for_clock drawn_count
   wait_drawn repo_file require_jdk write_files write_file run_cmd run_page_setup works cc_build
@@ -203,12 +203,16 @@ sub fakeclock_lib
 
 # The environment that gives a process (a server, pg_upgrade, a program)
 # the fake clock of a clock file (a node's is $node->{idgen_clock}), as a
-# list of name => value
+# list of name => value.  With $only (a program's name), only that
+# program's processes take it: a cluster manager started with
+# fakeclock_env($file, 'postgres') keeps the real clock and its servers
+# take the fake one
 sub fakeclock_env
 {
-	my ($file) = @_;
+	my ($file, $only) = @_;
 
-	return (LD_PRELOAD => fakeclock_lib(), IDGEN_FAKECLOCK_FILE => $file);
+	return (LD_PRELOAD => fakeclock_lib(), IDGEN_FAKECLOCK_FILE => $file,
+		$only ? (IDGEN_FAKECLOCK_ONLY => $only) : ());
 }
 
 # Give a node a fake clock, starting at the real time
@@ -421,6 +425,20 @@ sub wait_ready
 	$node->poll_query_until('postgres',
 		"SELECT worker_running AND reserved_until IS NOT NULL FROM idgen.snowflake_status()"
 	) or die "idgen worker of node " . $node->name . " did not get ready";
+	return;
+}
+
+# Wait (polling every 0.1 s, up to the test timeout) until $cond returns
+# true; dies naming $what after the timeout
+sub wait_until
+{
+	my ($what, $cond) = @_;
+	my $deadline = Time::HiRes::time() + $PostgreSQL::Test::Utils::timeout_default;
+	until ($cond->())
+	{
+		die "timed out waiting for $what" if Time::HiRes::time() > $deadline;
+		Time::HiRes::usleep(100_000);
+	}
 	return;
 }
 

@@ -1,15 +1,32 @@
 #!/usr/bin/perl
-# Every relative link of README.md, CONTRIBUTING.md, CHANGELOG.md and
-# docs/*.md leads somewhere (issue 39, point 4): its file or folder exists
-# in the checkout, and its anchor (#...) is one that GitHub makes in the
+# The documentation (README.md, CONTRIBUTING.md, CHANGELOG.md, docs/*.md)
+# links where it means and says what is true now.
+#
+# Links: every relative link leads somewhere: its file or folder exists in
+# the checkout, and its anchor (#...) is one that GitHub makes in the
 # target page: a heading's (GitHub's slugs: the heading's text lower-cased,
 # punctuation other than "-" and "_" dropped, each space a "-", "-1",
 # "-2" ... after repeats) or an HTML anchor (<a id="..."> or name=).
 # Links inside code blocks and code spans are not links.  Links to other
 # sites (http:, mailto: ...) are not checked.
+#
+# The pages' text (code blocks included), which says how things are, not
+# when or where they were decided (that is git's and the CHANGELOG's):
+#   - no word of 7 to 40 hex digits that git knows as a commit
+#     (git cat-file -e WORD^{commit}); left out, with a line, outside a git
+#     checkout (the release zip)
+#   - no "issue N" or "issues N" (this project's tracker is no page a
+#     reader can open)
+#   - README.md names no test (t/NNN..., test/t/..., NNN_name.pl,
+#     sql/NAME.sql, test/specs/): the map from guarantees to tests is
+#     docs/guarantees.md, which the README links instead
+#   - docs/guarantees.md names every TAP file test/t/*.pl, and every test
+#     file it names (NNN_name.pl, sql/NAME.sql, test/specs/NAME.spec)
+#     exists
 #   perl test/check_links.pl [FILE.md ...]   (default: the pages above)
-# Prints "ok: FILE" or each broken link as FILE:LINE: TARGET: why, then
-# "N links checked, M broken"; exits non-zero if any is broken.
+# Prints "ok: FILE" or each problem as FILE:LINE: TARGET: why, then
+# "N links checked, M broken, P other problems"; exits non-zero if there
+# is any.
 use strict;
 use warnings;
 use File::Basename qw(dirname);
@@ -81,7 +98,103 @@ sub anchors_of
 	return $anchors_cache{$file} = \%a;
 }
 
-my ($checked, $broken) = (0, 0);
+# The commits git knows among the pages' hex words (a hash of this
+# repository names a moment of its history, which git and the CHANGELOG
+# keep); undef outside a git checkout
+sub known_commits
+{
+	my (@words) = @_;
+	return undef
+	  unless system('git rev-parse --is-inside-work-tree >/dev/null 2>&1') == 0;
+	my %known;
+	return \%known unless @words;
+	require IPC::Open2;
+	my $pid = IPC::Open2::open2(my $out, my $in, 'git', 'cat-file', '--batch-check');
+	print $in "$_^{commit}\n" for @words;
+	close $in;
+	my @answers = <$out>;
+	waitpid $pid, 0;
+	for my $k (0 .. $#words)
+	{
+		$known{ $words[$k] } = 1 if ($answers[$k] // '') =~ /^[0-9a-f]{40,64} commit /;
+	}
+	return \%known;
+}
+
+# The words of a text that rule $re finds, each as [line number, match]
+sub matches
+{
+	my ($text, $re) = @_;
+	my @m;
+	my @lines = split /\n/, $text, -1;
+	for my $i (0 .. $#lines)
+	{
+		push @m, [ $i + 1, $1 ] while $lines[$i] =~ /$re/g;
+	}
+	return @m;
+}
+
+my ($checked, $broken, $other) = (0, 0, 0);
+my %bad_file;
+sub problem
+{
+	my ($file, $line, $what, $why) = @_;
+	$other++;
+	$bad_file{$file}++;
+	print "$file:$line: $what: $why\n";
+}
+
+# What the pages say: no commit, no issue number; README names no test
+my %hex;
+for my $file (@files)
+{
+	$hex{$_->[1]} = 1 for matches(slurp($file), qr/\b([0-9a-f]{7,40})\b/);
+}
+my $commits = known_commits(sort keys %hex);
+print "(not a git checkout: the pages' hex words are not looked up as commits)\n"
+  unless $commits;
+for my $file (@files)
+{
+	my $text = slurp($file);
+	if ($commits)
+	{
+		problem($file, $_->[0], $_->[1], 'a commit of this repository (its history belongs in git and CHANGELOG.md)')
+		  for grep { $commits->{ $_->[1] } } matches($text, qr/\b([0-9a-f]{7,40})\b/);
+	}
+	problem($file, $_->[0], $_->[1], 'an issue number (say what is true, not which issue made it so)')
+	  for matches($text, qr/\b(issues?\s+#?[0-9]+)/i);
+	next unless $file eq 'README.md';
+	problem($file, $_->[0], $_->[1], 'a test named in the README (link docs/guarantees.md, which maps guarantees to tests)')
+	  for matches($text, qr{((?:\btest/)?\bt/[0-9]{3}\w*(?:\.pl)?|\btest/t/|\b[0-9]{3}_\w+\.pl\b|\bsql/\w+\.sql\b|\btest/specs/\S*)});
+}
+
+# docs/guarantees.md: every TAP file, and only tests that exist
+{
+	my $map = 'docs/guarantees.md';
+	if (!-f $map)
+	{
+		problem($map, 0, $map, 'missing: the map from guarantees to tests');
+	}
+	else
+	{
+		my $text = slurp($map);
+		my %named = map { $_->[1] => 1 } matches($text, qr/\b([0-9]{3}_\w+\.pl)\b/);
+		for my $t (sort glob('test/t/*.pl'))
+		{
+			(my $base = $t) =~ s{.*/}{};
+			problem($map, 0, $t, 'a TAP file the map does not name') unless $named{$base};
+		}
+		for my $m (matches($text, qr/\b([0-9]{3}_\w+\.pl)\b/))
+		{
+			problem($map, $m->[0], $m->[1], 'no such file in test/t/') unless -f "test/t/$m->[1]";
+		}
+		for my $m (matches($text, qr{\b(sql/[a-z0-9_]+\.sql|test/specs/[a-z0-9_]+\.spec)\b}))
+		{
+			problem($map, $m->[0], $m->[1], 'no such file') unless -f $m->[1];
+		}
+	}
+}
+
 for my $file (@files)
 {
 	my $dir = dirname($file);
@@ -124,7 +237,7 @@ for my $file (@files)
 			print "$file:" . ($i + 1) . ": $t: $why\n";
 		}
 	}
-	print "ok: $file\n" unless $bad;
+	print "ok: $file\n" unless $bad || $bad_file{$file};
 }
-print "$checked links checked, $broken broken\n";
-exit($broken ? 1 : 0);
+print "$checked links checked, $broken broken, $other other problems\n";
+exit($broken || $other ? 1 : 0);

@@ -10,6 +10,11 @@
  * monotonic ones, which PostgreSQL's timeouts and latches use) are left
  * alone.
  *
+ * With IDGEN_FAKECLOCK_ONLY set to a program's name ("postgres"), only
+ * processes of that program take the fake clock; others (a cluster manager
+ * that starts the server, which passes the environment on) keep the real
+ * one.
+ *
  * Why not libfaketime: PostgreSQL reads the wall clock inside its SIGALRM
  * handler (handle_sig_alarm() calls GetCurrentTimestamp() when a timeout
  * fires), and libfaketime reads its file with fopen(), which allocates and
@@ -49,8 +54,11 @@ static void
 fakeclock_init(void)
 {
 	const char *file = getenv("IDGEN_FAKECLOCK_FILE");
+	const char *only = getenv("IDGEN_FAKECLOCK_ONLY");
 
 	real_clock_gettime = (clock_gettime_fn) dlsym(RTLD_NEXT, "clock_gettime");
+	if (only && strcmp(only, program_invocation_short_name) != 0)
+		return;
 	if (file && strlen(file) < sizeof(clock_file))
 		strcpy(clock_file, file);
 }

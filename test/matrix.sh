@@ -204,6 +204,15 @@ make_root() {
 		echo 'Acquire::Check-Valid-Until "false";' \
 			>>"$root/etc/apt/apt.conf.d/99idgen-matrix"
 	fi
+	# Debian 12's cloud and container images name their archive twice: in
+	# sources.list (one-line) and in a deb822 debian.sources with
+	# Signed-By.  The 15 chroot does too, so that the suite (test/sanitize.sh
+	# and test/sanitize_apt.sh above all, which make apt sources of their
+	# own from these) runs on such a machine; apt warns and works
+	if [ "$suite" = bookworm ] && [ -e "$root/usr/share/keyrings/debian-archive-keyring.gpg" ]; then
+		printf 'Types: deb\nURIs: %s\nSuites: %s\nComponents: main\nSigned-By: /usr/share/keyrings/debian-archive-keyring.gpg\n' \
+			"$m" "$suite" >"$root/etc/apt/sources.list.d/debian.sources"
+	fi
 	# PostgreSQL 19 is in experimental until it is released: the same
 	# mirror's experimental suite, which apt uses only when asked
 	# (test/setup.sh asks for PostgreSQL's packages, nothing else)

@@ -128,6 +128,11 @@ if [ -e "$dist_tree/.ci" ]; then
 else
 	pass "the zip leaves out .ci/"
 fi
+if grep -q 'PostgreSQL License' "$dist_tree/LICENSE" 2>/dev/null; then
+	pass "the zip carries LICENSE (the PostgreSQL License)"
+else
+	fail "the zip carries LICENSE (the PostgreSQL License)"
+fi
 
 echo "== make uninstall [at ${SECONDS} s]"
 make -s -C "$dist_tree" PG_CONFIG="$PG_CONFIG" uninstall >/dev/null 2>&1
@@ -182,6 +187,12 @@ if (
 	grep -E '^(Notice: |### PostgreSQL [0-9.]+ loop ###)' "$tmp/build.log"
 	pass "${build_env[*]:+${build_env[*]} }dpkg-buildpackage -us -uc -b makes $deb"
 	cp "$build/$deb" "$tmp/"
+	if dpkg-deb --fsys-tarfile "$build/$deb" | tar -xO "./usr/share/doc/$pkg/copyright" 2>/dev/null |
+		grep -q '^License: PostgreSQL$'; then
+		pass "$deb carries the license (/usr/share/doc/$pkg/copyright)"
+	else
+		fail "$deb carries the license (/usr/share/doc/$pkg/copyright)"
+	fi
 else
 	tail -40 "$tmp/build.log"
 	ls "$build"

@@ -21,10 +21,14 @@
 #      skipped with a line.  Each must print, for its two tables, alice's
 #      ID and then bob's, carol's and dave's, exactly the IDs its tables
 #      hold, owned by webapp
-#   4. docs/install.md's Uninstalling (where the README's points): its
+#   4. docs/monitoring.md: its SQL and peer map, both exporters installed,
+#      set up and started as it says without systemd, scraped for every
+#      metric its table lists; its promtool block where promtool is
+#      installed
+#   5. docs/install.md's Uninstalling (where the README's points): its
 #      shell blocks in order, the package removed, the server running
 #      without idgen, the rows kept
-#   5. the cluster is dropped and made anew as the package made it (port
+#   6. the cluster is dropped and made anew as the package made it (port
 #      5432, not running), so the chroot is as before
 # Prints "ok: ..." or "FAILED: ..." per check and "paste: N passed, M
 # failed"; exits non-zero if any failed.
@@ -243,7 +247,148 @@ for my $client (@clients)
 }
 check($ran > 0, "clients run: $ran");
 
-# 4. Uninstalling as docs/install.md says (the README's Uninstalling
+# 4. docs/monitoring.md as the page says, without systemd (a chroot has
+# none): its SQL, the peer map of its pg_hba.conf and pg_ident.conf lines,
+# then each exporter installed, its file copied, its settings written
+# where the page says, started with the page's command and scraped with
+# its curl command until the metrics come: pg_up 1 (postgres-exporter) and
+# every metric of the page's table, but those of a node registry and of
+# idgen.node_id = 'auto' (this server has neither); promtool's block where
+# promtool is installed.  The exporters are stopped after, and what this
+# installed is purged
+# End the exporters started here (a chroot may have no pkill): every
+# process whose program is one of them, then wait until they are gone
+sub stop_exporters
+{
+	my $exporters = qr{^/usr/bin/prometheus-(?:postgres|sql)-exporter\0};
+	my @pids = grep { (eval { slurp("/proc/$_/cmdline") } // '') =~ $exporters }
+	  map { m{^/proc/(\d+)$} ? $1 : () } glob('/proc/[0-9]*');
+	kill 'TERM', @pids;
+	my $deadline = time() + 60;
+	sleep 1 while (@pids = grep { kill 0, $_ } @pids) && time() < $deadline;
+	return check(!@pids, 'the exporters started here have ended');
+}
+my @mon = blocks('docs/monitoring.md');
+my $montext = slurp('docs/monitoring.md');
+my %msec;
+push @{ $msec{ $_->{section} } }, $_ for @mon;
+sub mon_blocks
+{
+	my ($section, $lang) = @_;
+	return grep { $_->{lang} eq $lang } @{ $msec{$section} // [] };
+}
+# The metrics of the table of "## Metrics" this server serves
+my @metrics;
+{
+	my ($table) = $montext =~ /^## Metrics\n(.*?)^## /ms;
+	for my $row (split /\n/, $table // '')
+	{
+		next unless $row =~ /^\| `(idgen_\w+)` \|[^|]*\| (.*) \|$/;
+		my ($name, $meaning) = ($1, $2);
+		next if $meaning =~ /^(?:with `idgen\.node_id = 'auto'`|in a node registry)/;
+		push @metrics, $name;
+	}
+}
+check(@metrics >= 15, 'docs/monitoring.md: its table lists ' . scalar(@metrics) . ' metrics a server without a registry serves');
+my @mon_sql = mon_blocks('A role for the exporter', 'sql');
+my ($hba) = grep { $_->{lang} eq '' && $_->{code} =~ /^# pg_hba\.conf/ } @{ $msec{'A role for the exporter'} // [] };
+my @pgx = mon_blocks('prometheus-postgres-exporter', 'sh');
+my @sqlx = mon_blocks('prometheus-sql-exporter', 'sh');
+my ($url) = $montext =~ /Change\s+the\s+connection\s+URL\s+in\s+the\s+file\s+to\s+your\s+database\s+\(`(postgres:\/\/[^`]+)`\)/;
+my ($sqlx_args) = $montext =~ /in `\/etc\/default\/prometheus-sql-exporter` add\s+`(ARGS='[^`]*')`/;
+my %curl;
+$curl{$1} = $& while $montext =~ /curl -s 127\.0\.0\.1:(\d+)\/metrics/g;
+if (check(@mon_sql == 2 && $hba && @pgx == 3 && @sqlx == 2 && $url && $sqlx_args && $curl{9187} && $curl{9237},
+		'docs/monitoring.md: its blocks (2 SQL, the peer map, 3 + 2 shell), the sql-exporter URL and ARGS, the curl commands',
+		sprintf("SQL %d, peer map %s, shell %d + %d, URL %s, ARGS %s, curl %s", scalar @mon_sql, $hba ? 'found' : 'missing',
+			scalar @pgx, scalar @sqlx, $url // 'missing', $sqlx_args // 'missing', join(' ', sort keys %curl))))
+{
+	my @ours = grep { system("dpkg -s $_ >/dev/null 2>&1") != 0 }
+	  qw(prometheus-postgres-exporter prometheus-sql-exporter curl);
+	my %saved = map { -e $_ ? ($_ => slurp($_)) : () }
+	  qw(/etc/default/prometheus-postgres-exporter /etc/default/prometheus-sql-exporter /etc/prometheus-sql-exporter.yml);
+	MON: {
+	for my $b (@mon_sql)
+	{
+		($rc, $out) = bash("set -e\nexport PGPORT=$port\nrunuser -u postgres -- psql -X -q -v ON_ERROR_STOP=1 -d app <<'PASTE_SQL'\n$b->{code}PASTE_SQL\n", $work);
+		check($rc == 0, "docs/monitoring.md:$b->{line}: runs", $out) or last MON;
+	}
+	# the peer map, where its comments say: the pg_hba.conf line above the
+	# other "local" lines, the pg_ident.conf lines at the end
+	my ($hba_line) = $hba->{code} =~ /^# pg_hba\.conf.*\n(.*)\n/;
+	my ($ident) = $hba->{code} =~ /^# pg_ident\.conf[^\n]*\n(.*)\z/ms;
+	check($hba_line && $ident, 'docs/monitoring.md: its peer map has a pg_hba.conf line and pg_ident.conf lines',
+		$hba->{code}) or last MON;
+	my $conf = "/etc/postgresql/$N/main";
+	my $h = slurp("$conf/pg_hba.conf");
+	$h =~ s/^(local\s)/$hba_line\n$1/m;
+	spew("$conf/pg_hba.conf", $h);
+	spew("$conf/pg_ident.conf", slurp("$conf/pg_ident.conf") . $ident);
+	psql('SELECT pg_reload_conf()');
+	# postgres-exporter: install and copy; the settings; the start
+	($rc, $out) = bash("set -e\ncd '$top'\n$n_line\n$pgx[0]{code}", $work, 1);
+	check($rc == 0, "docs/monitoring.md:$pgx[0]{line}: prometheus-postgres-exporter installed, the queries copied", $out)
+	  or last MON;
+	my $d = slurp('/etc/default/prometheus-postgres-exporter');
+	for my $set (grep { /^\w+=/ } split /\n/, $pgx[1]{code})
+	{
+		my ($k) = $set =~ /^(\w+)=/;
+		$d =~ s/^\Q$k\E=.*$/$set/m or $d .= "$set\n";
+	}
+	spew('/etc/default/prometheus-postgres-exporter', $d);
+	# the sql-exporter's: the URL in its file, ARGS in /etc/default
+	($rc, $out) = bash("set -e\ncd '$top'\n$n_line\n$sqlx[0]{code}", $work, 1);
+	check($rc == 0, "docs/monitoring.md:$sqlx[0]{line}: prometheus-sql-exporter installed, its file copied", $out)
+	  or last MON;
+	my $y = slurp('/etc/prometheus-sql-exporter.yml');
+	check($y =~ s/'postgres:\/\/[^']*'/'$url'/, 'docs/monitoring.md: the sql-exporter file has a connection URL to change')
+	  or last MON;
+	spew('/etc/prometheus-sql-exporter.yml', $y);
+	spew('/etc/default/prometheus-sql-exporter', slurp('/etc/default/prometheus-sql-exporter') . "$sqlx_args\n");
+	for my $x ([ 'prometheus-postgres-exporter', $pgx[2], 9187, '' ], [ 'prometheus-sql-exporter', $sqlx[1], 9237, 'sql_' ])
+	{
+		my ($what, $start, $p, $prefix) = @$x;
+		# another process on the page's port would answer the scrapes
+		next unless check(system("$curl{$p} >/dev/null 2>&1") != 0, "nothing listens on 127.0.0.1:$p, the page's port for $what");
+		($rc, $out) = bash("set -e\nexport PGPORT=$port\n$start->{code}", $work);
+		next unless check($rc == 0, "docs/monitoring.md:$start->{line}: $what started as the page says", $out);
+		# its metrics, once it has connected and run its queries
+		my ($scrape, @missing);
+		my $deadline = time() + 180;
+		do
+		{
+			sleep 1;
+			$scrape = `$curl{$p} 2>&1`;
+			@missing = grep { $scrape !~ /^\Q$prefix$_\E[{ ]/m } @metrics;
+			push @missing, 'pg_up 1' if $prefix eq '' && $scrape !~ /^pg_up 1$/m;
+		} while (@missing && time() < $deadline);
+		check(!@missing, "docs/monitoring.md: $curl{$p} serves " . ($prefix ? "" : "pg_up 1 and ") . "the " . scalar(@metrics) . ' metrics'
+			. ($prefix ? ", prefixed $prefix" : ''),
+			'missing: ' . join(', ', @missing) . "\n" . join("\n", grep { /idgen|pg_up|error/i } split /\n/, $scrape));
+	}
+	}
+	stop_exporters();
+	my ($promtool) = mon_blocks('Alerts', 'sh');
+	if (system('command -v promtool >/dev/null') != 0)
+	{
+		print "  skipped: docs/monitoring.md: promtool's block: promtool is not installed here\n";
+	}
+	elsif (check($promtool, 'docs/monitoring.md: Alerts has its promtool block'))
+	{
+		($rc, $out) = bash("set -e\ncd '$top'\n$n_line\n$promtool->{code}", $work);
+		check($rc == 0, "docs/monitoring.md:$promtool->{line}: promtool checks the rules and passes their tests", $out);
+	}
+	psql('DROP ROLE IF EXISTS idgen_monitor');
+	spew($_, $saved{$_}) for keys %saved;
+	unlink '/etc/prometheus/idgen-queries.yaml';
+	if (@ours)
+	{
+		($rc, $out) = bash("apt-get -y -q purge @ours", $work);
+		check($rc == 0, "what the page installed here is purged (@ours)", $out);
+	}
+}
+
+# 5. Uninstalling as docs/install.md says (the README's Uninstalling
 # points there): its shell blocks, in order; the rows and their IDs stay
 my @uninstall;
 {
@@ -265,7 +410,7 @@ check(system("dpkg -s postgresql-$N-idgen >/dev/null 2>&1") != 0, "docs/install.
 check(psql("SELECT current_setting('shared_preload_libraries') || ':' || count(*) FROM webapp.py_orders") eq ":$before",
 	'docs/install.md: the server runs without idgen, the rows stay');
 
-# 5. The cluster as the package made it
+# 6. The cluster as the package made it
 check(fresh_cluster(5432) && system("pg_ctlcluster $N main stop >/dev/null 2>&1; true") == 0,
 	"the cluster $N/main made anew as the package makes it");
 print "paste: $passed passed, $failed failed\n";

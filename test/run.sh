@@ -176,6 +176,22 @@ if [ "$PG_MAJOR" != "$IDGEN_NEIGHBOURS_MAJOR" ] || [ "$PG_MAJOR" != 15 ]; then
 elif [ "$sanitize" != 1 ]; then
 	echo "(left out: TAP_TESTS is set; IDGEN_SANITIZE=1 runs it)"
 else
+	# its download step on apt sources a machine may have (an archive
+	# named twice, a version listed but not served), leaving /etc/apt as
+	# it was (test/sanitize_apt.sh, root only: it runs apt-get)
+	if [ "$(id -u)" -eq 0 ]; then
+		bash test/sanitize_apt.sh >"$work/sanitize_apt.log" 2>&1
+		grep -E '^(ok|FAILED): ' "$work/sanitize_apt.log" | sed 's/^ok: /ok: sanitize apt: /; s/^FAILED: /FAILED: sanitize apt: /'
+		line=$(grep -E '^sanitize-apt: [0-9]+ passed, [0-9]+ failed$' "$work/sanitize_apt.log" | tail -1)
+		if [ -n "$line" ]; then
+			passed=$((passed + $(echo "$line" | cut -d' ' -f2)))
+			n=$(echo "$line" | cut -d' ' -f4)
+			[ "$n" -gt 0 ] && { tail -40 "$work/sanitize_apt.log"; fail "sanitize apt ($n)"; failed=$((failed + n - 1)); }
+		else
+			tail -40 "$work/sanitize_apt.log"
+			fail "test/sanitize_apt.sh printed no result (log: $work/sanitize_apt.log)"
+		fi
+	fi
 	bash test/sanitize.sh >"$work/sanitize.log" 2>&1
 	grep -E '^(ok|FAILED): ' "$work/sanitize.log"
 	line=$(grep -E '^sanitize: [0-9]+ passed, [0-9]+ failed$' "$work/sanitize.log" | tail -1)
@@ -300,7 +316,10 @@ for t in $tap_tests; do
 	else
 		tail -40 "$log"
 		as_pg_user cp -r "$work/tmp_check" "$work/tap_$name" 2>/dev/null
-		find "$work/tap_$name" -name '*.log' -path '*log*' 2>/dev/null | head -3 | while read -r f; do echo "-- $f"; tail -15 "$f"; done
+		# the test's own log first: a die's message is there, not in $log
+		{ find "$work/tap_$name" -name "regress_log_$name" 2>/dev/null
+		  find "$work/tap_$name" -name '*.log' -path '*log*' 2>/dev/null | head -3; } |
+			while read -r f; do echo "-- $f"; tail -15 "$f"; done
 		fail "tap $t"
 	fi
 done

@@ -5,10 +5,19 @@
 #   bash test/sanitize.sh
 #   bash test/sanitize.sh --list   the TAP tests it runs
 #   bash test/sanitize.sh valgrind "make check" under Valgrind (below)
+#   bash test/sanitize.sh --fetch [PACKAGE] DIR   only step 1's download:
+#                                 the newest source the mirror serves
 #
 # 1. PostgreSQL 15 from Debian's own source package of this machine's
-#    release (apt-get source postgresql-15, with deb-src lines made from
-#    the machine's own apt sources), configured with --enable-cassert
+#    release (apt-get source postgresql-15), through an apt configuration
+#    of the script's own under $IDGEN_SANITIZE_CACHE/apt: deb-src entries
+#    made from the machine's apt sources (one-line and deb822, an archive
+#    named twice merged), its own lists, the machine's keyrings; nothing
+#    is written into /etc/apt.  Of the versions the index lists, newest
+#    first, the first already built or whose files the mirror serves (an
+#    index can list a version the mirror no longer has: the lane says
+#    which it skipped and fails only when none can be had).  It is
+#    configured with --enable-cassert
 #    --enable-debug --enable-tap-tests and built with $SAN_CFLAGS, installed
 #    into a prefix under $IDGEN_SANITIZE_CACHE (default
 #    /var/cache/idgen-sanitize), keyed by the source version and the flags:
@@ -45,13 +54,15 @@ jobs=${SANITIZE_JOBS:-2}
 SAN_CFLAGS="-Og -ggdb -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all"
 configure_flags=(--enable-cassert --enable-debug --enable-tap-tests
 	--without-readline --without-icu --without-llvm)
-# The TAP tests of shared memory, the worker, crashes, clocks and segments
+# The TAP tests of shared memory, the worker, crashes, clocks, segments and
+# parallel workers
 tap_default="t/003_fakeclock.pl t/010_pgbench_unique.pl t/030_segment_pgbench.pl
 	t/031_segment_restart.pl t/032_segment_worker_kill.pl t/040_segment_cache.pl
 	t/050_crash.pl t/051_clock.pl t/052_restart_clock_back.pl t/053_failover.pl
 	t/054_standby.pl t/055_mark_survives.pl t/056_layout_change.pl
-	t/060_held_to_clock.pl t/066_spin_bounded.pl t/072_node_lease.pl
-	t/076_worker_slots.pl t/091_guards.pl"
+	t/060_held_to_clock.pl t/066_spin_bounded.pl t/067_currval_parallel.pl
+	t/072_node_lease.pl t/076_worker_slots.pl t/091_guards.pl
+	t/117_standby_hang.pl t/118_restored_segments.pl"
 tap_tests=${SANITIZE_TAP_TESTS:-$tap_default}
 # test/run.sh asks which TAP tests this runs (it leaves them out of its own
 # run on the same version)
@@ -66,8 +77,8 @@ fi
 mode=asan
 case ${1:-} in
 valgrind) mode=valgrind ;;
-"" | asan) ;;
-*) echo "usage: $0 [asan|valgrind|--list]" >&2; exit 2 ;;
+"" | asan | --fetch) ;;
+*) echo "usage: $0 [asan|valgrind|--list|--fetch [PACKAGE] DIR]" >&2; exit 2 ;;
 esac
 # Valgrind's options (in the build's key: the script running the server
 # under Valgrind is made with the build); --fullpath-after= prints each
@@ -123,21 +134,142 @@ build_deps=(dpkg-dev gcc make bison flex perl libipc-run-perl zlib1g-dev
 	libssl-dev pkg-config rsync)
 [ $mode = valgrind ] && build_deps+=(valgrind)
 
-# deb-src lines for every archive of this machine's apt sources (one-line
-# and deb822 forms), so that apt-get source finds the same release's source
-add_deb_src() {
-	local f out=/etc/apt/sources.list.d/idgen-sanitize-src
-	rm -f "$out.list" "$out.sources"
-	cat /etc/apt/sources.list /etc/apt/sources.list.d/*.list 2>/dev/null |
-		awk '$1 == "deb" { $1 = "deb-src"; print }' >"$out.list"
-	for f in /etc/apt/sources.list.d/*.sources; do
-		[ -f "$f" ] || continue
-		case $f in "$out.sources") continue ;; esac
-		sed -E 's/^Types:.*/Types: deb-src/' "$f"
-		echo
-	done >"$out.sources"
-	[ -s "$out.sources" ] || rm -f "$out.sources"
+# The source package comes through an apt configuration of this script's
+# own, never through /etc/apt: its sources (deb-src entries, one for each
+# archive and suite of this machine's apt sources, one-line and deb822
+# forms alike, an archive named twice merged into one entry, its Signed-By
+# and Trusted kept), lists and caches lie under $aptdir, and the machine's
+# keyrings (Dir::Etc::trusted*, each entry's Signed-By) check them.  So the
+# machine's apt sees none of it, whatever its sources look like.
+aptdir=$cache/apt
+apt_private=(-o Dir::Etc::sourcelist="$aptdir/sources.list"
+	-o Dir::Etc::sourceparts="$aptdir/sources.list.d"
+	-o Dir::State::Lists="$aptdir/lists" -o Dir::Cache="$aptdir/cache")
+# The entries, from the files apt itself reads (apt-config: APT_CONFIG and
+# Dir::Etc:: as this machine has them)
+write_private_sources() {
+	local sl sp
+	eval "$(apt-config shell sl Dir::Etc::sourcelist/f sp Dir::Etc::sourceparts/d)"
+	rm -rf --one-file-system "$aptdir/sources.list.d"
+	mkdir -p "$aptdir/sources.list.d" "$aptdir/lists/partial" "$aptdir/cache/archives/partial"
+	: >"$aptdir/sources.list"
+	perl - "${sl:-/etc/apt/sources.list}" "${sp:-/etc/apt/sources.list.d}"/*.list \
+		"${sp:-/etc/apt/sources.list.d}"/*.sources >"$aptdir/sources.list.d/idgen-src.sources" <<'EOP'
+use strict;
+use warnings;
+my (%entry, @order);
+sub add {
+	my ($uri, $suite, $comps, $signed, $trusted) = @_;
+	return if $uri =~ /^cdrom:/;
+	(my $k = $uri) =~ s{/+$}{};
+	$k .= " $suite";
+	unless ($entry{$k}) {
+		push @order, $k;
+		$entry{$k} = { uri => $uri, suite => $suite, comps => [], signed => '', trusted => '' };
+	}
+	my $e = $entry{$k};
+	for my $c (@$comps) {
+		push @{ $e->{comps} }, $c unless grep { $_ eq $c } @{ $e->{comps} };
+	}
+	$e->{signed} = $signed if $e->{signed} eq '' && defined $signed;
+	$e->{trusted} = $trusted if $e->{trusted} eq '' && defined $trusted;
 }
+for my $f (@ARGV) {
+	open(my $fh, '<', $f) or next;
+	local $/;
+	my $text = <$fh>;
+	close $fh;
+	if ($f =~ /\.sources$/) {
+		for my $para (split /\n[ \t]*\n/, $text) {
+			my (%h, $cur);
+			for my $line (split /\n/, $para) {
+				next if $line =~ /^#/;
+				if ($line =~ /^[ \t]/ && defined $cur) {
+					$h{$cur} .= "\n$line";
+				} elsif ($line =~ /^([A-Za-z0-9-]+):[ \t]*(.*?)[ \t]*$/) {
+					$cur = lc $1;
+					$h{$cur} = $2;
+				}
+			}
+			next unless grep { /^deb(-src)?$/ } split ' ', ($h{types} // '');
+			next if ($h{enabled} // 'yes') =~ /^no$/i;
+			for my $u (split ' ', ($h{uris} // '')) {
+				for my $s (split ' ', ($h{suites} // '')) {
+					add($u, $s, [ split ' ', ($h{components} // '') ], $h{'signed-by'}, $h{trusted});
+				}
+			}
+		}
+	} else {
+		for my $line (split /\n/, $text) {
+			$line =~ s/#.*//;
+			next unless $line =~ /^\s*deb(?:-src)?\s+(?:\[([^\]]*)\]\s*)?(\S+)\s+(\S+)\s*(.*?)\s*$/;
+			my ($opts, $u, $s, $c) = ($1 // '', $2, $3, $4);
+			my %o = map { /^([^=+-]+)[+-]?=(.*)$/ ? (lc $1, $2) : () } split ' ', $opts;
+			add($u, $s, [ split ' ', $c ], $o{'signed-by'}, $o{trusted});
+		}
+	}
+}
+for my $k (@order) {
+	my $e = $entry{$k};
+	print "Types: deb-src\nURIs: $e->{uri}\nSuites: $e->{suite}\n";
+	print "Components: @{ $e->{comps} }\n" if @{ $e->{comps} };
+	print "Signed-By: $e->{signed}\n" if $e->{signed} ne '';
+	print "Trusted: $e->{trusted}\n" if $e->{trusted} ne '';
+	print "\n";
+}
+EOP
+}
+# The source versions of a package the private lists hold, newest first
+source_versions() {
+	apt-cache "${apt_private[@]}" showsrc "$1" 2>/dev/null |
+		sed -n 's/^Version: //p' | sort -uVr
+}
+# apt-get source of one version into a directory; fails when the mirror
+# does not serve its files
+fetch_source() {
+	local pkg=$1 v=$2 dir=$3
+	(cd "$dir" && apt-get "${apt_private[@]}" source -qq --only-source "$pkg=$v" >"$dir/source.log" 2>&1) &&
+		[ -n "$(find "$dir" -mindepth 1 -maxdepth 1 -type d -name "$pkg-*" -print -quit)" ]
+}
+
+if [ "$(id -u)" -eq 0 ]; then
+	# Files of this name in /etc/apt are an older version's of this
+	# script (which wrote its deb-src entries there): they go, so that the
+	# machine's apt is as it was before
+	for f in /etc/apt/sources.list.d/idgen-sanitize-src.list /etc/apt/sources.list.d/idgen-sanitize-src.sources; do
+		[ -e "$f" ] && { echo "sanitize: removing $f (an older test/sanitize.sh's)"; rm -f "$f"; }
+	done
+	write_private_sources
+	# A source without deb-src indices (a third party's) fails its part
+	# of the update alone: what counts is whether the package is listed
+	apt-get "${apt_private[@]}" update -qq >"$aptdir/update.log" 2>&1 ||
+		echo "sanitize: apt-get update (private sources) did not reach every source: $(grep -E '^(E|W):' "$aptdir/update.log" | head -3 | tr '\n' ' ')"
+fi
+
+# "--fetch DIR": only the source of postgresql-$pg_major, the newest
+# version that can be downloaded, into DIR (what the build below starts
+# from); "--fetch PACKAGE DIR" another package's.  Before the build's
+# dependencies: their apt-get install uses the machine's apt as it is
+if [ "${1:-}" = --fetch ]; then
+	[ "$(id -u)" -eq 0 ] || { echo "sanitize: --fetch needs root" >&2; exit 2; }
+	# (only dpkg-source, to unpack: the build's dependencies are not
+	# installed for a download)
+	command -v dpkg-source >/dev/null ||
+		{ echo "sanitize: --fetch needs dpkg-source (package dpkg-dev)" >&2; exit 2; }
+	pkg=postgresql-$pg_major
+	[ $# -ge 3 ] && { pkg=$2; shift; }
+	dir=${2:?usage: $0 --fetch [PACKAGE] DIR}
+	mkdir -p "$dir"
+	for v in $(source_versions "$pkg"); do
+		if fetch_source "$pkg" "$v" "$dir"; then
+			echo "sanitize: fetched $pkg $v into $dir"
+			exit 0
+		fi
+		echo "sanitize: $pkg $v is listed but could not be downloaded ($(grep -E '^E:' "$dir/source.log" | head -1)); trying an older version"
+	done
+	echo "sanitize: no source of $pkg could be downloaded (versions listed: $(source_versions "$pkg" | tr '\n' ' '))"
+	exit 1
+fi
 
 if [ "$(id -u)" -eq 0 ]; then
 	export DEBIAN_FRONTEND=noninteractive
@@ -146,48 +278,81 @@ if [ "$(id -u)" -eq 0 ]; then
 		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||
 			missing+=("$p")
 	done
-	if [ ! -e /etc/apt/sources.list.d/idgen-sanitize-src.list ] ||
-		! grep -q '^Version:' <<<"$(apt-cache showsrc "postgresql-$pg_major" 2>/dev/null)"; then
-		add_deb_src
-		apt-get update -qq || { fail "apt-get update"; finish; }
-	fi
 	if [ ${#missing[@]} -gt 0 ]; then
 		echo "sanitize: installing ${missing[*]}"
 		apt-get install -y -qq "${missing[@]}" >/dev/null ||
+			{ apt-get update -qq && apt-get install -y -qq "${missing[@]}" >/dev/null; } ||
 			{ fail "apt-get install ${missing[*]}"; finish; }
 	fi
 fi
 
-# The source version (the newest of the archives) and the build's key
-version=$(apt-cache showsrc "postgresql-$pg_major" 2>/dev/null |
-	sed -n 's/^Version: //p' | sort -V | tail -1)
-if [ -z "$version" ]; then
-	fail "no source package postgresql-$pg_major in this machine's apt sources (deb-src)"
+# The build's key: the source version and the flags
+build_key() {
+	printf '%s\n' "$1" "$build_cflags" "$build_cppflags" "$build_ldflags" "${configure_flags[*]}" \
+		"$([ $mode = valgrind ] && echo "$vg_opts")" |
+		sha256sum | cut -c1-12
+}
+prefix_of() { echo "$cache/postgresql-$pg_major-$1-$mode-$(build_key "$1")"; }
+# The version: of those the private lists hold, newest first, the first
+# whose build is in the cache or whose source the mirror serves (an index
+# may list a version whose files the mirror no longer has); as another
+# user, who updates no lists, the newest build in the cache
+if [ "$(id -u)" -eq 0 ]; then
+	candidates=$(source_versions "postgresql-$pg_major")
+else
+	candidates=$(for d in "$cache/postgresql-$pg_major-"*"-$mode-"*; do
+		[ -e "$d/.complete" ] || continue
+		d=${d#"$cache/postgresql-$pg_major-"}
+		echo "${d%-"$mode"-*}"
+	done | sort -uVr)
+fi
+if [ -z "$candidates" ]; then
+	if [ "$(id -u)" -eq 0 ]; then
+		fail "no source package postgresql-$pg_major in this machine's apt sources (deb-src made from them in $aptdir)"
+	else
+		fail "no build of PostgreSQL $pg_major in $cache (run as root to make it)"
+	fi
 	finish
 fi
-key=$(printf '%s\n' "$version" "$build_cflags" "$build_cppflags" "$build_ldflags" "${configure_flags[*]}" \
-	"$([ $mode = valgrind ] && echo "$vg_opts")" |
-	sha256sum | cut -c1-12)
+version=
+build=
+unserved=()
+for v in $candidates; do
+	p=$(prefix_of "$v")
+	if [ -x "$p/bin/postgres" ] && [ -e "$p/.complete" ]; then
+		version=$v
+		break
+	fi
+	[ "$(id -u)" -eq 0 ] || continue
+	build=$(mktemp -d /tmp/idgen-sanitize-build.XXXXXX)
+	echo "== apt-get source postgresql-$pg_major=$v into $build [at ${SECONDS} s]"
+	if fetch_source "postgresql-$pg_major" "$v" "$build"; then
+		version=$v
+		break
+	fi
+	grep -E '^E:' "$build/source.log" | head -3
+	echo "sanitize: postgresql-$pg_major $v is listed but could not be downloaded; trying an older version"
+	unserved+=("$v")
+	case $build in /tmp/idgen-sanitize-build.*) rm -rf --one-file-system "$build" ;; esac
+	build=
+done
+if [ -z "$version" ]; then
+	if [ "$(id -u)" -eq 0 ]; then
+		fail "no source of postgresql-$pg_major could be downloaded (listed: $(echo $candidates))"
+	else
+		fail "no build of PostgreSQL $pg_major in $cache for this configuration (run as root to make it)"
+	fi
+	finish
+fi
 # The prefix's name contains "postgresql": Debian's source (its patch
 # 50-per-version-dirs) puts the server's modules and PGXS into
 # /usr/lib/postgresql/15/lib, Debian's own package's directory, unless the
 # library directory's path names postgres or pgsql, as PostgreSQL's own
 # Makefile.global does (make install would overwrite Debian's files)
-prefix=$cache/postgresql-$pg_major-$version-$mode-$key
-echo "== PostgreSQL $pg_major $version, $build_cflags $build_cppflags ${configure_flags[*]}: $prefix [at ${SECONDS} s]"
+prefix=$(prefix_of "$version")
+echo "== PostgreSQL $pg_major $version${unserved[*]:+ (newer but not served: ${unserved[*]})}, $build_cflags $build_cppflags ${configure_flags[*]}: $prefix [at ${SECONDS} s]"
 
-if [ ! -x "$prefix/bin/postgres" ] || [ ! -e "$prefix/.complete" ]; then
-	if [ "$(id -u)" -ne 0 ]; then
-		fail "no build in $prefix (run as root to make it)"
-		finish
-	fi
-	build=$(mktemp -d /tmp/idgen-sanitize-build.XXXXXX)
-	echo "== apt-get source postgresql-$pg_major=$version into $build [at ${SECONDS} s]"
-	if ! (cd "$build" && apt-get source -qq "postgresql-$pg_major=$version" >"$build/source.log" 2>&1); then
-		tail -20 "$build/source.log"
-		fail "apt-get source postgresql-$pg_major=$version"
-		finish
-	fi
+if [ -n "$build" ]; then
 	srcdir=$(find "$build" -mindepth 1 -maxdepth 1 -type d -name "postgresql-$pg_major-*" | head -1)
 	echo "== configure and build in $srcdir (make -j$jobs) [at ${SECONDS} s]"
 	rm -rf --one-file-system "$prefix"

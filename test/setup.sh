@@ -3,7 +3,8 @@
 # Idempotent: installs only what is missing.  Needs root (or does nothing).
 #   bash test/setup.sh           everything the tests use
 #   bash test/setup.sh --build   only what building idgen and the demo need
-#                                (PostgreSQL, its server headers, make, gcc)
+#                                (PostgreSQL, its server headers, make, gcc,
+#                                libssl-dev)
 set -euo pipefail
 build_only=0
 case ${1:-} in
@@ -22,8 +23,10 @@ case $PG_MAJOR in
 *) clang_rt=libclang-rt-dev ;;
 esac
 
-pkgs=(postgresql-$PG_MAJOR postgresql-server-dev-$PG_MAJOR make gcc libipc-run-perl
-	clang $clang_rt default-jdk-headless gnuplot-nox rsync pgbouncer)
+# libssl-dev: the FF1 cipher (src/ff1.c) builds on libcrypto;
+# python3-cryptography: test/ff1_crosscheck.py's independent FF1
+pkgs=(postgresql-$PG_MAJOR postgresql-server-dev-$PG_MAJOR make gcc libssl-dev libipc-run-perl
+	clang $clang_rt default-jdk-headless gnuplot-nox rsync pgbouncer python3-cryptography)
 
 # Tools that users run idgen with, installed where this release has them:
 # pg_partman (t/065), pglogical (t/077), the client libraries of
@@ -58,7 +61,7 @@ elif [ "$PG_MAJOR" = "$IDGEN_CLIENTS_SECOND_MAJOR" ]; then
 fi
 
 if [ $build_only = 1 ]; then
-	pkgs=(postgresql-$PG_MAJOR postgresql-server-dev-$PG_MAJOR make gcc)
+	pkgs=(postgresql-$PG_MAJOR postgresql-server-dev-$PG_MAJOR make gcc libssl-dev)
 	optional=()
 fi
 

@@ -290,6 +290,15 @@ if have 'idgen.segment_nextval(text)'; then
 		echo "bench: segment functions exist but failed; segment rows are n/a" >&2
 	fi
 fi
+# A key of public IDs (63 bits) for id_encrypt, where this idgen has it
+pid=
+if have 'idgen.id_encrypt(bigint,text)'; then
+	if q "SELECT idgen.id_key_create('bench_pid')" >/dev/null; then
+		pid=1
+	else
+		echo "bench: idgen.id_key_create failed; id_encrypt rows are n/a" >&2
+	fi
+fi
 # A segment tag with a cache of 100 IDs (segment_create's or segment_alter's
 # argument cache, where there is one): its row in the scaling part is n/a
 # otherwise, with the reason in the report
@@ -344,7 +353,7 @@ have 'uuidv7()' && uuid7=1
 avail() {
 	case $1 in
 	seg) [ -n "$seg" ] ;; segc) [ -n "$segc" ] ;; gene) [ -n "$gene" ] ;; pgedge) [ -n "$pgedge" ] ;;
-	uuid7) [ -n "$uuid7" ] ;; *) true ;;
+	uuid7) [ -n "$uuid7" ] ;; pid) [ -n "$pid" ] ;; *) true ;;
 	esac
 }
 
@@ -360,6 +369,8 @@ single=(
 	"nextval() CACHE 1000|1|nextval('bench_seq1000')"
 	"gen_random_uuid()|1|gen_random_uuid()"
 	"uuidv7()|uuid7|uuidv7()"
+	"id_decode(id)|1|idgen.id_decode(i)"
+	"id_encrypt(id, key)|pid|idgen.id_encrypt(i, 'bench_pid')"
 )
 want single && echo "== single backend: count(f()) over $rows rows, $single_rounds rounds"
 for r in $(rounds_of single 0 "$single_rounds"); do

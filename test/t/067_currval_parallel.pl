@@ -14,10 +14,13 @@
 #  - 2 workers and the leader: currval is the largest of all
 #  - debug_parallel_query (force_parallel_mode before 16) on one row: a
 #    single worker draws one snowflake and one segment ID
-# Then DISCARD ALL forgets what workers reported: 55000.
+# Then DISCARD ALL forgets what workers reported: 55000.  And a revoke
+# committed after a REPEATABLE READ transaction's snapshot denies its next
+# parallel statement in the workers (issue 49, point 1; see below).
 use strict;
 use warnings;
 
+use IPC::Run;
 use JSON::PP;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
@@ -154,6 +157,85 @@ my $single = parallel_draw(
 	"SELECT idgen.snowflake_nextval() AS snow, idgen.segment_nextval('par') AS seg",
 	1);
 ok($single && $single->{'Single Copy'}, "$force: a single-copy Gather (the leader does not run it)");
+
+# A revoke committed after a REPEATABLE READ transaction took its snapshot
+# denies that transaction's next statements in every plan: a parallel scan
+# whose workers alone draw (the error comes from a worker: its CONTEXT),
+# the single-copy plan of $force, and segment_currval, as a serial plan
+# (t/069, the spec segment_privilege) is denied.  Before the revoke the
+# same parallel statement draws in its workers.  The session waits for the
+# revoke on a sequence (read outside any snapshot), set once it committed.
+$node->safe_psql(
+	'postgres', q{
+CREATE ROLE par_app LOGIN;
+GRANT SELECT ON src TO par_app;
+CREATE SEQUENCE revoked;
+GRANT SELECT ON revoked TO par_app;
+SELECT idgen.segment_create('parr', 1, 1000);
+SELECT idgen.segment_revoke('parr', 'draw', 'public');
+SELECT idgen.segment_grant('parr', 'draw', 'par_app');});
+my $explain = 'EXPLAIN (ANALYZE, VERBOSE, COSTS OFF, TIMING OFF, SUMMARY OFF, FORMAT JSON) '
+  . "SELECT idgen.segment_nextval('parr') FROM src";
+my $rr_script = "$PostgreSQL::Test::Utils::tmp_check/rr_revoke.sql";
+open my $fh, '>', $rr_script or die "$rr_script: $!";
+print $fh qq{
+SET parallel_setup_cost = 0;
+SET parallel_tuple_cost = 0;
+SET min_parallel_table_scan_size = 0;
+SET parallel_leader_participation = off;
+BEGIN ISOLATION LEVEL REPEATABLE READ;
+\\echo plan
+$explain;
+\\echo end
+DO \$\$ BEGIN
+  WHILE (SELECT last_value FROM revoked) < 2 LOOP PERFORM pg_sleep(0.05); END LOOP;
+END \$\$;
+\\echo after
+SAVEPOINT a;
+$explain;
+ROLLBACK TO a;
+SET $force = on;
+SELECT idgen.segment_nextval('parr');
+ROLLBACK TO a;
+RESET $force;
+SELECT idgen.segment_currval('parr');
+ROLLBACK;
+};
+close $fh;
+my ($rr_out, $rr_err) = ('', '');
+my $rr = IPC::Run::start(
+	[
+		'psql', '-X', '-A', '-t', '-q', '-v', 'VERBOSITY=verbose',
+		'-d', $node->connstr('postgres') . ' user=par_app', '-f', $rr_script
+	],
+	'<', \undef, '>', \$rr_out, '2>', \$rr_err);
+ok( $node->poll_query_until(
+		'postgres',
+		"SELECT count(*) > 0 FROM pg_stat_activity WHERE usename = 'par_app' AND query LIKE '%FROM revoked%'"),
+	'revoke in parallel: the REPEATABLE READ transaction drew and waits');
+$node->safe_psql('postgres',
+	"SELECT idgen.segment_revoke('parr', 'draw', 'par_app'); SELECT setval('revoked', 2);");
+$rr->finish;
+my ($rr_json) = $rr_out =~ /^plan\n(.*)^end$/ms;
+my $rr_plan = eval { decode_json($rr_json)->[0]{Plan} };
+my $rr_gather = $rr_plan ? find_gather($rr_plan) : undef;
+ok( $rr_gather
+	  && ($rr_gather->{'Workers Launched'} // 0) > 0
+	  && computes($rr_gather->{Plans}[0], qr/idgen\.segment_nextval\('parr'/),
+	'revoke in parallel: before the revoke its workers drew')
+  or diag($rr_out . $rr_err);
+my ($after) = $rr_err =~ /(ERROR:  .*)/s;
+$after //= '';
+my @denied = $after =~ /ERROR:  42501: permission denied for segment tag "parr"/g;
+is(scalar @denied, 3,
+	'revoke in parallel: after it the transaction is denied three times (42501)')
+  or diag($rr_err);
+like($after,
+	qr/\A[^\n]*42501[^\n]*\n(?:(?:DETAIL|HINT|LOCATION):[^\n]*\n)*CONTEXT:  parallel worker/,
+	'revoke in parallel: the first denial comes from a parallel worker');
+is($node->safe_psql('postgres',
+	"SELECT count(*) FROM pg_stat_activity WHERE usename = 'par_app'"), '0',
+	'revoke in parallel: the session ended');
 
 $node->stop;
 done_testing();

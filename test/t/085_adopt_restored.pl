@@ -10,7 +10,8 @@
 #  - adopt_snowflake_advance of that ID is refused the same way;
 #  - snowflake IDs are still refused after all of them;
 #  - the table's owner adopts the same column for a segment tag: segment IDs
-#    have no such refusal, and every new ID is above the old maximum.
+#    are refused there too (55000) until a superuser's segment_resume, then
+#    every new ID is above the old maximum.
 # Outcomes only: errors, the column's state, IDs; never durations.
 use strict;
 use warnings;
@@ -72,13 +73,19 @@ is($clone->safe_psql('postgres', $state), $before, 'the column is unchanged');
 ($ret, $out, $err) = try_sql($clone, 'SELECT idgen.snowflake_nextval()');
 like($err, $refused, 'snowflake IDs are still refused after all of them');
 
-# A segment tag is another matter: the owner adopts the column for one
+# A segment tag: the owner adopts the column for one, but the copy hands
+# out no segment ID either until a superuser resumes them (t/118)
 $clone->safe_psql('postgres', q{SET ROLE app; SELECT idgen.adopt_column('orders', 'id', 'segment:orders')});
+($ret, $out, $err) = try_sql($clone,
+	q{SET ROLE app; INSERT INTO orders (v) SELECT 'clone' FROM generate_series(1, 100)});
+like($err, qr/55000: segment IDs are refused because this server was started from a backup/,
+	'the adopted column draws no segment ID on the copy (55000)');
+$clone->safe_psql('postgres', 'SELECT idgen.segment_resume()');
 $clone->safe_psql('postgres',
 	q{SET ROLE app; INSERT INTO orders (v) SELECT 'clone' FROM generate_series(1, 100)});
 is($clone->safe_psql('postgres',
 		"SELECT count(*) FROM orders WHERE v = 'clone' AND id > $orig_max"),
-	'100', 'the owner adopts it for a segment tag there, every new ID above the old maximum');
+	'100', 'after segment_resume, every new ID above the old maximum');
 
 $clone->stop;
 $orig->stop;

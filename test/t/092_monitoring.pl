@@ -11,7 +11,10 @@
 # a tag's fetches (more after a new segment) and, for a tag near the largest
 # bigint, the IDs it has left; no refusal on the original, and the refusal
 # of a base backup started beside it (a restored copy) as reason
-# "restored"; as the registry of a server with idgen.node_id = 'auto',
+# "restored"; a healthy streaming standby refusing as reason "standby"
+# with its worker running; fed to promtool with monitoring/idgen-rules.yml,
+# the scrapes of the primary and the standby fire only the alert of the tag
+# near its end, the copy's also IdgenSnowflakeRefused; as the registry of a server with idgen.node_id = 'auto',
 # the lease's time left and the namespace's free node ids, and on that
 # server its lease.  prometheus-sql-exporter, given monitoring/sql-exporter.yml,
 # serves the same values under its own names.  The alert rules are tested by
@@ -120,6 +123,7 @@ CREATE EXTENSION idgen;
 CREATE ROLE idgen_monitor LOGIN IN ROLE pg_monitor;
 SELECT idgen.segment_create('near_end', 9223372036854775807 - 1000, 100);
 SELECT idgen.segment_create('orders');
+SELECT idgen.segment_create('idle');
 });
 wait_ready($node);
 $node->safe_psql('postgres', q{
@@ -205,6 +209,7 @@ sub check_scrape
 
 my ($exp, $port) = pg_exporter_of($node);
 my ($m, $help) = check_scrape($port, 'first scrape');
+my $first_m = $m;
 for my $name (qw(idgen_snowflake_node_id idgen_snowflake_lead_seconds
 	idgen_snowflake_issued_ids_total idgen_snowflake_clock_back_events_total
 	idgen_snowflake_clock_waits_total idgen_snowflake_reservation_waits_total
@@ -213,7 +218,7 @@ for my $name (qw(idgen_snowflake_node_id idgen_snowflake_lead_seconds
 	idgen_snowflake_refused idgen_worker_processes idgen_segment_ids_left
 	idgen_segment_step_ids idgen_segment_cache_ids idgen_segment_chain_segments
 	idgen_segment_fetches_total idgen_segment_waits_total
-	idgen_segment_standby_timeouts_total))
+	idgen_segment_standby_timeouts_total idgen_segment_unprotected_total))
 {
 	ok(defined $m->{$name} && length($help->{$name} // ''),
 		"$name is served, with its HELP");
@@ -221,6 +226,9 @@ for my $name (qw(idgen_snowflake_node_id idgen_snowflake_lead_seconds
 		"$name is a " . ($name =~ /_total$/ ? 'counter' : 'gauge'));
 }
 is(value($m, 'idgen_segment_cache_ids', tag => 'orders'), 1, 'a tag\'s cache is served');
+my @per_tag = qw(chain_segments fetches_total waits_total standby_timeouts_total unprotected_total);
+is(value($m, "idgen_segment_$_", tag => 'idle'), 0, "a tag never drawn: idgen_segment_$_ is 0")
+  for @per_tag;
 is(value($m, 'idgen_snowflake_refused', reason => $_), 0, "not refused: $_")
   for qw(restored layout_changed standby lease_expired);
 my $issued = value($m, 'idgen_snowflake_issued_ids_total');
@@ -311,15 +319,111 @@ is(value($m, 'idgen_snowflake_refused', reason => 'restored'), 1,
 	'a restored copy shows as refusing, reason restored');
 is(value($m, 'idgen_snowflake_refused', reason => $_), 0, "and not $_")
   for qw(layout_changed standby lease_expired);
+my $copy_m = $m;
 stop_exporter($cexp);
 $copy->stop('fast');
+
+# --- a healthy streaming standby ------------------------------------------
+
+my $standby = idgen_standby($node, 'standby');
+start_node($standby);
+$node->wait_for_catchup($standby);
+$standby->poll_query_until('postgres',
+	q{SELECT worker_running FROM idgen.snowflake_status()})
+  or die 'the standby\'s idgen worker does not run';
+my ($sbexp, $sbport) = pg_exporter_of($standby);
+($m) = scrape($sbport);
+is(value($m, 'pg_exporter_last_scrape_error'), 0, 'standby: no query failed');
+is(value($m, 'idgen_snowflake_refused', reason => 'standby'), 1,
+	'standby: refusing, reason standby (by design)');
+is(value($m, 'idgen_snowflake_refused', reason => $_), 0, "standby: and not $_")
+  for qw(restored layout_changed lease_expired);
+is(value($m, 'idgen_snowflake_worker_running'), 1, 'standby: its worker runs');
+is(value($m, 'idgen_worker_processes'), 1, 'standby: one idgen worker in pg_stat_activity');
+my $standby_m = $m;
+stop_exporter($sbexp);
+$standby->stop('fast');
+
+# --- the alert rules on these scrapes ---------------------------------------
+#
+# Each scrape, held for 20 minutes, is fed to promtool with the shipped
+# rules: the healthy primary and its standby fire only the alert of their
+# tag near its end; the restored copy also fires IdgenSnowflakeRefused.
+
+SKIP:
+{
+	my $promtool = '/usr/bin/promtool';
+	skip 'promtool not found: install Debian\'s prometheus', 1 unless -x $promtool;
+	my $rules_file = repo_file('monitoring/idgen-rules.yml');
+	my $rules = slurp_file($rules_file);
+	my (%block, @alerts);
+	while ($rules =~ /- alert: (\w+)\n(.*?)(?=\n  - alert:|\z)/sg)
+	{
+		push @alerts, $1;
+		$block{$1} = $2;
+	}
+	my $q = sub { my ($s) = @_; $s =~ s/'/''/g; "'$s'" };
+	my $labels = sub {
+		my ($l) = @_;
+		'{' . join(', ', map { "$_: " . $q->($l->{$_}) } sort keys %$l) . '}';
+	};
+	my (@series, %expect);
+	for my $case ([ primary => $first_m ], [ restored_copy => $copy_m ],
+		[ standby => $standby_m ])
+	{
+		my ($name, $cm) = @$case;
+		for my $metric (sort grep { /^idgen_/ } keys %$cm)
+		{
+			for my $s (@{ $cm->{$metric} })
+			{
+				my %l = (%{ $s->[0] }, case => $name);
+				push @series, "      - series: "
+				  . $q->($metric . '{' . join(',', map { "$_=\"$l{$_}\"" } sort keys %l) . '}')
+				  . "\n        values: '$s->[1]+0x20'\n";
+			}
+		}
+		my @fire = ([ IdgenSegmentTagNearEnd => idgen_segment_ids_left => tag => 'near_end' ]);
+		push @fire, [ IdgenSnowflakeRefused => idgen_snowflake_refused => reason => 'restored' ]
+		  if $name eq 'restored_copy';
+		for my $f (@fire)
+		{
+			my ($alert, $metric, %want) = @$f;
+			my ($s) = grep {
+				my $l = $_->[0];
+				!grep { ($l->{$_} // '') ne $want{$_} } keys %want
+			} @{ $cm->{$metric} };
+			die "$name: no series $metric" unless $s;
+			my ($sev) = $block{$alert} =~ /severity: (\w+)/;
+			my ($sum) = $block{$alert} =~ /summary: (".*")/;
+			my ($run) = $block{$alert} =~ /runbook: (".*")/;
+			push @{ $expect{$alert} }, '          - exp_labels: '
+			  . $labels->({ %{ $s->[0] }, case => $name, severity => $sev })
+			  . "\n            exp_annotations: {summary: $sum, runbook: $run}\n";
+		}
+	}
+	my $test = "rule_files:\n  - $rules_file\nevaluation_interval: 1m\ntests:\n"
+	  . "  - interval: 1m\n    input_series:\n" . join('', @series)
+	  . "    alert_rule_test:\n";
+	for my $alert (@alerts)
+	{
+		$test .= "      - eval_time: 15m\n        alertname: $alert\n";
+		$test .= $expect{$alert}
+		  ? "        exp_alerts:\n" . join('', @{ $expect{$alert} })
+		  : "        exp_alerts: []\n";
+	}
+	write_file("$tmp/scraped-rules-test.yml", $test);
+	my $out = `$promtool test rules $tmp/scraped-rules-test.yml 2>&1`;
+	is($?, 0, 'the rules on real scrapes: the healthy primary and standby fire only '
+		  . 'the tag near its end, the restored copy also IdgenSnowflakeRefused')
+	  or diag("$out\n$test");
+}
 
 # --- prometheus-sql-exporter ----------------------------------------------
 
 SKIP:
 {
 	my $sql_exporter = '/usr/bin/prometheus-sql-exporter';
-	skip 'prometheus-sql-exporter not found: install Debian\'s prometheus-sql-exporter', 4
+	skip 'prometheus-sql-exporter not found: install Debian\'s prometheus-sql-exporter', 8
 	  unless -x $sql_exporter;
 	# The shipped file, connected to this node and run every second
 	my $conf = slurp_file(repo_file('monitoring/sql-exporter.yml'));
@@ -350,6 +454,9 @@ SKIP:
 		usleep(200_000);
 	}
 	is($got{$_}, $want{$_}[0], "sql-exporter: $_ is the status's") for sort keys %want;
+	is(value($m, "sql_idgen_segment_$_", tag => 'idle'), 0,
+		"sql-exporter: a tag never drawn: sql_idgen_segment_$_ is 0, as postgres-exporter's")
+	  for @per_tag;
 	stop_exporter($sexp);
 }
 

@@ -18,8 +18,9 @@
 #  3. the same kill where the replica's clock is 90 s behind the primary's
 #     (far more than a failover takes, so that the new primary's clock is
 #     still below the old primary's last ID however slow the machine:
-#     checked) (test/fakeclock.c preloaded into each Patroni, so into the
-#     postgres it forks; checked with clock_timestamp()) and the primary's
+#     checked) (test/fakeclock.c preloaded into each Patroni, which keeps
+#     the real clock, and so into the postgres it forks, which takes the
+#     fake one; checked with clock_timestamp()) and the primary's
 #     walsender is stopped (SIGSTOP) for 1.5 s before the kill, so its last
 #     WAL is never sent.
 # Asserted: no ID received twice (snowflake and segment, all clients, all
@@ -182,14 +183,19 @@ EOY
 	$node{$name} = $n;
 }
 
-# Start a node's Patroni with its fake clock: LD_PRELOAD and
-# IDGEN_FAKECLOCK_FILE in Patroni's environment reach the postgres it forks
+# Start a node's Patroni: LD_PRELOAD and IDGEN_FAKECLOCK_FILE in Patroni's
+# environment reach the postgres it forks, which takes the node's fake
+# clock; Patroni itself keeps the real clock.  The test moves the servers'
+# clocks, and a step of Patroni's own clock is not what it is about:
+# Patroni holds the leader role until a deadline on its wall clock
+# (Ha.is_leader()), so the step forward of 90 s that sets a new primary's
+# clock right again would end its leadership
 sub start_patroni
 {
 	my ($n) = @_;
 	node_clock($n, '+0') unless -e $n->{clock};
 	$n->{proc} = start_proc("patroni_$n->{name}",
-		{ IdgenTest::fakeclock_env($n->{clock}) },
+		{ IdgenTest::fakeclock_env($n->{clock}, 'postgres') },
 		'patroni', $n->{conf});
 	return;
 }

@@ -243,6 +243,10 @@ sub clock_step
 		"ALTER SYSTEM SET idgen.segment_standby_wait = '$bound'; SELECT pg_reload_conf()");
 	$primary->poll_query_until('postgres', 'SHOW idgen.segment_standby_wait', $bound)
 	  or die 'idgen.segment_standby_wait not reloaded';
+	# The standby caught up since its walsender was let go, so that it is
+	# waited for again (a standby that missed the bound is excused until
+	# then: t/117)
+	$primary->wait_for_catchup($standby, 'flush');
 	my $timeouts = $primary->safe_psql('postgres',
 		q{SELECT standby_timeouts FROM idgen.segment_status WHERE biz_tag = 'orders'});
 	my $pos = -s $primary->logfile;

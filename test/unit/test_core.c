@@ -21,62 +21,10 @@
 #include "gene.h"
 #include "layout.h"
 
-static int	passed = 0;
-static int	failed = 0;
-
-#define CHECK(cond) \
-	do { \
-		if (cond) \
-			passed++; \
-		else \
-		{ \
-			failed++; \
-			fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond); \
-		} \
-	} while (0)
-
-#define CHECK_I64(got, want) \
-	do { \
-		int64_t		g_ = (int64_t) (got), \
-					w_ = (int64_t) (want); \
-		if (g_ == w_) \
-			passed++; \
-		else \
-		{ \
-			failed++; \
-			fprintf(stderr, "%s:%d: %s is %" PRId64 ", expected %" PRId64 "\n", \
-					__FILE__, __LINE__, #got, g_, w_); \
-		} \
-	} while (0)
-
-#define CHECK_STR(got, want) \
-	do { \
-		const char *g_ = (got), \
-				   *w_ = (want); \
-		if (strcmp(g_, w_) == 0) \
-			passed++; \
-		else \
-		{ \
-			failed++; \
-			fprintf(stderr, "%s:%d: %s is \"%s\", expected \"%s\"\n", \
-					__FILE__, __LINE__, #got, g_, w_); \
-		} \
-	} while (0)
+#define CHECK_RNG_SEED 0x1234567887654321u
+#include "check.h"
 
 #define MS_US(ms) ((int64_t) (ms) * 1000)
-
-/* Deterministic pseudo-random numbers (splitmix64) */
-static uint64_t rng_state = 0x1234567887654321u;
-
-static uint64_t
-rng(void)
-{
-	uint64_t	z = (rng_state += 0x9E3779B97F4A7C15u);
-
-	z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9u;
-	z = (z ^ (z >> 27)) * 0x94D049BB133111EBu;
-	return z ^ (z >> 31);
-}
 
 /* A layout by preset name or spec; aborts the test run if it does not parse */
 static IdgenLayout
@@ -1316,6 +1264,5 @@ main(void)
 	test_vesta_methods();
 	test_genes();
 	test_bad_input();
-	printf("%d passed, %d failed\n", passed, failed);
-	return failed == 0 ? 0 : 1;
+	return check_report();
 }
