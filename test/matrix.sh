@@ -6,7 +6,7 @@
 #   19  sid, with PostgreSQL's packages (only those) from experimental
 #       while 19 is there (test/setup.sh picks them)
 #
-#   bash test/matrix.sh [--fresh N]... [15|17|18|19 ...]   (default: all four)
+#   bash test/matrix.sh [-j 2] [--fresh N]... [15|17|18|19 ...]   (default: all four)
 #
 # Each chroot is made with debootstrap if missing and reused if present, in
 # a cache directory outside the checkout.  The checkout's files (what git
@@ -22,6 +22,11 @@
 #                this run (and remove it afterwards), then run the README's
 #                own two commands in it, bash test/demo.sh and bash
 #                test/run.sh, as a new user of that release would
+#   -j 2         the first version named runs in a second process beside
+#                the others, which run in turn (CI: 15, whose lane also
+#                runs the sanitizers, coverage and the neighbouring tools,
+#                takes as long as 17, 18 and 19 together); its output is
+#                printed when it ends, and counts with theirs
 #   IDGEN_MATRIX_CACHE   where the chroots live (default /var/cache/idgen-matrix)
 #   IDGEN_MATRIX_MIRROR  Debian mirror (default: the first one in this
 #                machine's apt sources)
@@ -35,14 +40,21 @@ top=$(pwd)
 cache=${IDGEN_MATRIX_CACHE:-/var/cache/idgen-matrix}
 fresh=" ${IDGEN_MATRIX_FRESH:-} "
 versions=()
+jobs=1
 while [ $# -gt 0 ]; do
 	case $1 in
+	-j) jobs=$2; shift 2 ;;
+	-j*) jobs=${1#-j}; shift ;;
 	--fresh) fresh+=" $2 "; versions+=("$2"); shift 2 ;;
 	--fresh=*) fresh+=" ${1#--fresh=} "; versions+=("${1#--fresh=}"); shift ;;
 	15|17|18|19) versions+=("$1"); shift ;;
-	*) echo "usage: $0 [--fresh N]... [15|17|18|19 ...]" >&2; exit 2 ;;
+	*) echo "usage: $0 [-j 2] [--fresh N]... [15|17|18|19 ...]" >&2; exit 2 ;;
 	esac
 done
+case $jobs in
+1|2) ;;
+*) echo "matrix: -j takes 1 or 2" >&2; exit 2 ;;
+esac
 [ ${#versions[@]} -eq 0 ] && versions=(15 17 18 19)
 # each version once, in the order given
 versions=($(printf '%s\n' "${versions[@]}" | awk '!seen[$0]++'))
@@ -116,9 +128,15 @@ kill_tree() {
 
 current_root=
 bg_pid=
+side_pid=
 fresh_dirs=()
 on_exit() {
 	local d
+	# the lane beside this one cleans up after itself
+	if [ -n "$side_pid" ]; then
+		kill -TERM "$side_pid" 2>/dev/null
+		wait "$side_pid" 2>/dev/null
+	fi
 	[ -n "$bg_pid" ] && kill_tree "$bg_pid"
 	[ -n "$current_root" ] && cleanup_root "$current_root"
 	for d in "${fresh_dirs[@]}"; do
@@ -171,6 +189,14 @@ remove_root() {
 	rm -rf --one-file-system "$root"
 }
 
+# debootstrap on this machine (before a second lane starts: one apt at a time)
+need_debootstrap() {
+	command -v debootstrap >/dev/null && return 0
+	echo "matrix: installing debootstrap"
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq debootstrap >/dev/null ||
+		{ apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq debootstrap >/dev/null; }
+}
+
 # Make the chroot of a release: debootstrap, and apt settings for a chroot
 make_root() {
 	local n=$1 root=$2 fresh_root=${3:-0} suite script=() m
@@ -180,12 +206,7 @@ make_root() {
 		echo "matrix: no Debian mirror in this machine's apt sources; set IDGEN_MATRIX_MIRROR" >&2
 		return 1
 	fi
-	if ! command -v debootstrap >/dev/null; then
-		echo "matrix: installing debootstrap"
-		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq debootstrap >/dev/null ||
-			{ apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq debootstrap >/dev/null; } ||
-			return 1
-	fi
+	need_debootstrap || return 1
 	# A debootstrap too old to know a release uses sid's script (forky)
 	[ -e "/usr/share/debootstrap/scripts/$suite" ] ||
 		script=(/usr/share/debootstrap/scripts/sid)
@@ -384,6 +405,17 @@ run_version() {
 total_passed=0
 total_failed=0
 summary=()
+side=
+if [ "$jobs" = 2 ] && [ ${#versions[@]} -gt 1 ]; then
+	need_debootstrap || { echo "matrix: debootstrap could not be installed" >&2; exit 1; }
+	side=${versions[0]}
+	versions=("${versions[@]:1}")
+	mkdir -p "$cache"
+	side_out=$cache/matrix-side-$side.out
+	echo "matrix: PG $side runs beside PG ${versions[*]}; its output ($side_out) is printed when it ends"
+	IDGEN_MATRIX_FRESH="$fresh" bash "$top/test/matrix.sh" "$side" >"$side_out" 2>&1 &
+	side_pid=$!
+fi
 for n in "${versions[@]}"; do
 	mkdir -p "$cache"
 	exec 9>"$cache/.lock.$n"
@@ -398,6 +430,25 @@ for n in "${versions[@]}"; do
 	summary+=("PG $n: $v_passed passed, $v_failed failed" "  $v_note")
 	echo "PG $n: $v_passed passed, $v_failed failed"
 done
+
+if [ -n "$side" ]; then
+	wait "$side_pid"
+	side_pid=
+	echo
+	echo "== PG $side, run beside the others"
+	cat "$side_out"
+	line=$(grep -E '^[0-9]+ passed, [0-9]+ failed$' "$side_out" | tail -1)
+	if [ -n "$line" ]; then
+		total_passed=$((total_passed + $(echo "$line" | cut -d' ' -f1)))
+		total_failed=$((total_failed + $(echo "$line" | cut -d' ' -f3)))
+		# its "== matrix" lines, less the heading and the total
+		mapfile -t side_summary < <(sed -n '/^== matrix$/,$p' "$side_out" | sed '1d;$d')
+		summary=("${side_summary[@]}" "${summary[@]}")
+	else
+		total_failed=$((total_failed + 1))
+		summary=("PG $side: printed no result (output: $side_out)" "${summary[@]}")
+	fi
+fi
 
 echo
 echo "== matrix"
