@@ -429,7 +429,10 @@ for r in $(rounds_of pgbench 1); do
 	echo "   round $r done"
 done
 
-# Inserts into a table whose primary key defaults to the generator
+# Inserts into a table whose primary key defaults to the generator; the last
+# two give each row an ID for outsiders as well: a public ID stored beside
+# the key (looked up through the key's own index: WHERE id =
+# id_decrypt($1, key)), or a uuid column with its own unique index
 inserts=(
 	"bigserial|1|id bigserial PRIMARY KEY"
 	"gen_random_uuid()|1|id uuid PRIMARY KEY DEFAULT gen_random_uuid()"
@@ -437,6 +440,8 @@ inserts=(
 	"segment_nextval(tag)|seg|id bigint PRIMARY KEY DEFAULT idgen.segment_nextval('bench')"
 	"pgEdge snowflake.nextval()|pgedge|id bigint PRIMARY KEY DEFAULT snowflake.nextval()"
 	"uuidv7()|uuid7|id uuid PRIMARY KEY DEFAULT uuidv7()"
+	"snowflake + stored public ID|pid|id bigint PRIMARY KEY DEFAULT idgen.snowflake_nextval(), pid bigint GENERATED ALWAYS AS (idgen.id_encrypt(id, 'bench_pid')) STORED"
+	"snowflake + uuid column|1|id bigint PRIMARY KEY DEFAULT idgen.snowflake_nextval(), pid uuid NOT NULL UNIQUE DEFAULT gen_random_uuid()"
 )
 want insert && echo "== insert $rows rows, $rounds rounds"
 for r in $(rounds_of insert 1); do
@@ -449,6 +454,7 @@ for r in $(rounds_of insert 1); do
 			awk '/^Time: / { print $2 }')
 		rec ins_s "$name" "$r" "$(awk -v m="$ms" 'BEGIN { printf "%.3f", m / 1000 }')"
 		rec ins_mb "$name" "$r" "$(q "SELECT round(pg_relation_size('bench_ins_pkey') / 1048576.0, 1)")"
+		rec ins_tot "$name" "$r" "$(q "SELECT round(pg_total_relation_size('bench_ins') / 1048576.0, 1)")"
 	done
 	sample_load
 	echo "   round $r done"
@@ -715,6 +721,7 @@ for e in "${inserts[@]}"; do
 	IFS='|' read -r name _ _ <<<"$e"
 	derive ins_s "$name" ins_s bigserial "a / b" x_ins "$name"
 	derive ins_mb "$name" ins_mb bigserial "a / b" x_mb "$name"
+	derive ins_tot "$name" ins_tot bigserial "a / b" x_tot "$name"
 done
 for e in "${sustained[@]}"; do
 	IFS='|' read -r ml_name _ <<<"$e"
@@ -789,11 +796,12 @@ t_rate=$work/rate.tsv t_lat=$work/lat.tsv t_scal=$work/scaling.tsv
 	done
 } >"$t_tps"
 {
-	printf 'primary key\tinsert s\tvs bigserial\tPK index MB\tvs bigserial\n'
+	printf 'primary key\tinsert s\tvs bigserial\tPK index MB\tvs bigserial\ttable + indexes MB\tvs bigserial\n'
 	for e in "${inserts[@]}"; do
 		IFS='|' read -r name _ _ <<<"$e"
-		printf '%s\t%s\t%s\t%s\t%s\n' "$name" "$(mmm 2 ins_s "$name")" "$(ratio x_ins "$name")" \
-			"$(fmt 1 "$(med ins_mb "$name")")" "$(ratio x_mb "$name")"
+		printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$name" "$(mmm 2 ins_s "$name")" "$(ratio x_ins "$name")" \
+			"$(fmt 1 "$(med ins_mb "$name")")" "$(ratio x_mb "$name")" \
+			"$(fmt 1 "$(med ins_tot "$name")")" "$(ratio x_tot "$name")"
 	done
 } >"$t_ins"
 {
@@ -1073,7 +1081,7 @@ report_md() {
 	echo
 	echo "## INSERT $rows rows into a table whose primary key defaults to the generator"
 	echo
-	echo "Timed by psql including commit; PK index size after the insert."
+	echo "Timed by psql including commit; sizes after the insert (table + indexes: pg_total_relation_size). The last two rows give each row an ID for outsiders too: a public ID (\`id_encrypt(id, key)\`, a stored generated column, found through the primary key's own index by \`WHERE id = id_decrypt(\$1, key)\`), or a \`uuid\` column with a unique index of its own."
 	echo
 	tomd "$t_ins"
 	echo
