@@ -121,6 +121,12 @@ DIST_ZIP ?= $(DISTNAME).zip
 dist:
 	git archive --format zip --prefix $(DISTNAME)/ -o $(DIST_ZIP) HEAD
 
+# The extension image for CloudNativePG (PostgreSQL 18+): an OCI archive
+# built with buildah, FROM scratch (image/build.sh, docs/install.md)
+.PHONY: image
+image: all
+	PG_CONFIG='$(PG_CONFIG)' bash image/build.sh
+
 # Benchmark against sequences, bigserial and UUIDs (not a test): test/bench/
 .PHONY: bench
 bench:

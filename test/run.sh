@@ -257,6 +257,26 @@ if grep -q 'Error' "$work/check.log" && ! grep -qE '^(not ok|.* FAILED)' "$work/
 	tail -30 "$work/tmp_instance/postmaster.log" 2>/dev/null
 fi
 
+# The extension image for CloudNativePG (make image, docs/install.md), on
+# the versions with extension_control_path; built here as root, because
+# buildah cannot make a user namespace inside a chroot; t/121 checks what
+# it holds and runs a server from its files
+if [ "$PG_MAJOR" -ge 18 ]; then
+	echo "== extension image (make image) [at ${SECONDS} s]"
+	if ! command -v buildah >/dev/null; then
+		if grep -q '^buildah ' /var/lib/idgen-setup-packages 2>/dev/null; then
+			fail "buildah missing although this release has it"
+		else
+			echo "  skipped: buildah not found (Debian's buildah)"
+		fi
+	elif make -s -C "$work" PG_CONFIG="$PG_CONFIG" image IMAGE_OUT="$work/idgen.oci.tar"; then
+		pass "make image"
+		export IDGEN_IMAGE_ARCHIVE="$work/idgen.oci.tar"
+	else
+		fail "make image"
+	fi
+fi
+
 # TAP: "make prove_installcheck", one file at a time, so that each has a
 # result and its servers' logs are kept ($work/tap_NAME)
 echo "== TAP (make prove_installcheck) [at ${SECONDS} s]"

@@ -49,6 +49,12 @@ neighbours=(golang-go golang-github-lib-pq-dev golang-github-jackc-pgx-v4-dev
 	ruby-pg ruby-activerecord php-cli php-pgsql cargo librust-tokio-postgres-dev
 	patroni etcd-server etcd-client postgresql-$PG_MAJOR-auto-failover
 	prometheus prometheus-postgres-exporter prometheus-sql-exporter)
+# buildah for the extension image of CloudNativePG (make image, t/121), on
+# the versions with extension_control_path; buildah 1.43 needs netavark
+# even for an image FROM scratch, and Debian's buildah does not pull it in
+if [ "$PG_MAJOR" -ge 18 ]; then
+	optional+=(buildah netavark)
+fi
 if [ "$PG_MAJOR" = "$IDGEN_NEIGHBOURS_MAJOR" ]; then
 	optional+=("${neighbours[@]}")
 	# test/static.sh's analyzers and test/coverage.sh's gcovr, run on
