@@ -26,6 +26,17 @@ failed=0
 failures=()
 pass() { passed=$((passed + 1)); echo "ok: $1"; }
 fail() { failed=$((failed + 1)); failures+=("$1"); echo "FAILED: $1"; }
+# Whether a tool of a Debian package is on PATH; where it is not, a failure
+# if this release has the package (test/setup.sh's record), else a skip line
+have_tool() {
+	command -v "$1" >/dev/null && return 0
+	if grep -q "^$2 " /var/lib/idgen-setup-packages 2>/dev/null; then
+		fail "$1 missing although this release has package $2"
+	else
+		echo "  skipped: $1 not found (Debian's $2)"
+	fi
+	return 1
+}
 
 echo "== build and install for PostgreSQL $PG_MAJOR ($("$PG_CONFIG" --version)) [at ${SECONDS} s]"
 if ! build_and_install; then
@@ -78,13 +89,7 @@ fi
 # neighbours' version only): they are valid, and their unit tests pass
 if [ "$PG_MAJOR" = "$IDGEN_NEIGHBOURS_MAJOR" ]; then
 	echo "== promtool: monitoring/idgen-rules.yml [at ${SECONDS} s]"
-	if ! command -v promtool >/dev/null; then
-		if grep -q '^prometheus ' /var/lib/idgen-setup-packages 2>/dev/null; then
-			fail "promtool missing although this release has package prometheus"
-		else
-			echo "  skipped: promtool not found (Debian's prometheus)"
-		fi
-	else
+	if have_tool promtool prometheus; then
 		if (cd "$work/monitoring" && promtool check rules idgen-rules.yml); then
 			pass "promtool check rules monitoring/idgen-rules.yml"
 		else
@@ -263,17 +268,13 @@ fi
 # it holds and runs a server from its files
 if [ "$PG_MAJOR" -ge 18 ]; then
 	echo "== extension image (make image) [at ${SECONDS} s]"
-	if ! command -v buildah >/dev/null; then
-		if grep -q '^buildah ' /var/lib/idgen-setup-packages 2>/dev/null; then
-			fail "buildah missing although this release has it"
+	if have_tool buildah buildah; then
+		if make -s -C "$work" PG_CONFIG="$PG_CONFIG" image IMAGE_OUT="$work/idgen.oci.tar"; then
+			pass "make image"
+			export IDGEN_IMAGE_ARCHIVE="$work/idgen.oci.tar"
 		else
-			echo "  skipped: buildah not found (Debian's buildah)"
+			fail "make image"
 		fi
-	elif make -s -C "$work" PG_CONFIG="$PG_CONFIG" image IMAGE_OUT="$work/idgen.oci.tar"; then
-		pass "make image"
-		export IDGEN_IMAGE_ARCHIVE="$work/idgen.oci.tar"
-	else
-		fail "make image"
 	fi
 fi
 
