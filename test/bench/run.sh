@@ -130,7 +130,10 @@ bench_missing() {
 			echo "idgen installed into $("$PG_CONFIG" --sharedir) (BENCH_INSTALLED is set)"
 		return 0
 	fi
-	[ -f "$("$PG_CONFIG" --pgxs)" ] || echo "PGXS ($("$PG_CONFIG" --pgxs), the server headers)"
+	# Debian's client package has pgxs.mk without the server headers
+	[ -f "$("$PG_CONFIG" --pgxs)" ] || echo "PGXS ($("$PG_CONFIG" --pgxs))"
+	[ -f "$("$PG_CONFIG" --includedir-server)/postgres.h" ] ||
+		echo "the server headers ($("$PG_CONFIG" --includedir-server)/postgres.h)"
 	cc=$("$PG_CONFIG" --cc | cut -d' ' -f1)
 	command -v "$cc" >/dev/null || echo "the C compiler $cc"
 	command -v make >/dev/null || echo make
