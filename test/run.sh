@@ -110,6 +110,13 @@ else
 	fail "broken links in the documentation (perl test/check_links.pl)"
 fi
 
+echo "== released scripts [at ${SECONDS} s]"
+if bash test/check_released.sh; then
+	pass "the released SQL scripts are as released (test/released.sha256)"
+else
+	fail "a released SQL script was edited or is missing (bash test/check_released.sh)"
+fi
+
 echo "== unit tests (plain C) [at ${SECONDS} s]"
 if [ -f test/unit/Makefile ]; then
 	unit_cflags=()

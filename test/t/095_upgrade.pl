@@ -21,6 +21,17 @@ use PostgreSQL::Test::Utils;
 use Test::More;
 use IdgenTest;
 
+# The default version (idgen.control) and every released one before it
+# (test/released.sha256, which test/check_released.sh keeps as released)
+my ($current) = slurp_file(repo_file('idgen.control')) =~ /^default_version\s*=\s*'([^']+)'/m;
+my %released;
+for (split /\n/, slurp_file(repo_file('test/released.sha256')))
+{
+	next unless /^[0-9a-f]{64}\s+idgen--(.+)\.sql$/;
+	$released{$_} = 1 for split /--/, $1;
+}
+my @older = sort grep { $_ ne $current } keys %released;
+
 my $node = idgen_node('upgrade', faketime => 1,
 	conf => "idgen.max_lead = '10min'\n");
 start_node($node);
@@ -42,7 +53,7 @@ my $max_before = $node->safe_psql('postgres',
 $node->safe_psql('postgres', 'ALTER EXTENSION idgen UPDATE');
 is($node->safe_psql('postgres',
 		"SELECT extversion FROM pg_extension WHERE extname = 'idgen'"),
-	'0.4.0', 'updated to 0.4.0');
+	$current, "updated to $current");
 cmp_ok($node->safe_psql('postgres',
 		"SELECT max_id FROM idgen.segment_alloc WHERE biz_tag = 'order'"),
 	'>=', $max_before, 'the tag keeps its max_id');
@@ -154,10 +165,12 @@ $node->safe_psql('fresh', 'CREATE EXTENSION idgen');
 my $fresh = $node->safe_psql('fresh', $describe);
 cmp_ok(scalar(split /\n/, $fresh), '>', 100, 'the fresh install is described object by object');
 is($node->safe_psql('fresh', q{SELECT extversion FROM pg_extension WHERE extname = 'idgen'}),
-	'0.4.0', 'a fresh install is 0.4.0, from its own install script');
+	$current, "a fresh install is $current, from its own install script");
 is($node->safe_psql('postgres', $describe), $fresh,
 	'updated from 0.1 (with IDs issued), the objects equal a fresh install\'s');
-for my $from ('0.1', '0.2.0', '0.3.0')
+is(join(',', @older), '0.1,0.2.0,0.3.0', 'the versions released before 0.4.0 are updated from')
+  if $current eq '0.4.0';
+for my $from (@older)
 {
 	my $db = 'from_' . ($from =~ s/\./_/gr);
 	$node->safe_psql('postgres', "CREATE DATABASE $db");
