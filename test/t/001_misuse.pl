@@ -24,8 +24,8 @@ for my $call ('idgen.snowflake_nextval()', 'idgen.snowflake_status()',
 {
 	my ($ret, $out, $err) = $node->psql('postgres',
 		"\\set VERBOSITY verbose\nSELECT $call");
-	like($err, qr/ERROR:  55000: idgen must be loaded via "shared_preload_libraries"/,
-		"$call without preload");
+	like($err, qr/ERROR:  55000: idgen must be loaded via "shared_preload_libraries".*\nHINT:  Add idgen to shared_preload_libraries in postgresql\.conf and restart the server\. See "Troubleshooting" in idgen's README\./s,
+		"$call without preload: 55000, the hint points at the README's Troubleshooting");
 }
 
 # The pure functions work without the preload (as on a Citus worker that

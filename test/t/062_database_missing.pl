@@ -115,7 +115,7 @@ like($log, qr/HINT:  Create it \(CREATE DATABASE app\) and run CREATE EXTENSION 
 $node->safe_psql('postgres', 'CREATE DATABASE app');
 ($ret, $err) = nextval_error_until($node, qr/Extension idgen is not installed in database "app"/);
 isnt($ret, 0, 'no snowflake ID while database "app" has no extension idgen');
-like($err, qr/ERROR:  55000: .*DETAIL:  Extension idgen is not installed in database "app" named by idgen.database.*HINT:  Run CREATE EXTENSION idgen in database "app"\./s,
+like($err, qr/ERROR:  55000: .*DETAIL:  Extension idgen is not installed in database "app" named by idgen.database.*HINT:  Run CREATE EXTENSION idgen in database "app"\. See "Troubleshooting" in idgen's README\./s,
 	'55000, its detail names the missing extension, its hint the command');
 wait_log($node, qr/LOG:  extension idgen is not installed in database "app" named by idgen.database/,
 	'that the extension is missing');
@@ -146,7 +146,7 @@ $node2->safe_psql('other', 'CREATE EXTENSION idgen');
 ($ret, $err) = nextval_error_until($node2,
 	qr/Extension idgen is not installed in database "postgres"/, db => 'other');
 isnt($ret, 0, 'no snowflake ID while idgen.database has no extension idgen');
-like($err, qr/ERROR:  55000: .*DETAIL:  Extension idgen is not installed in database "postgres" named by idgen.database.*HINT:  Run CREATE EXTENSION idgen in database "postgres"\./s,
+like($err, qr/ERROR:  55000: .*DETAIL:  Extension idgen is not installed in database "postgres" named by idgen.database.*HINT:  Run CREATE EXTENSION idgen in database "postgres"\. See "Troubleshooting" in idgen's README\./s,
 	'55000 naming the database without the extension');
 wait_log($node2, qr/LOG:  extension idgen is not installed in database "postgres" named by idgen.database/,
 	'that the extension is missing in "postgres"');
