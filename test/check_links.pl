@@ -23,6 +23,8 @@
 #   - docs/guarantees.md names every TAP file test/t/*.pl, and every test
 #     file it names (NNN_name.pl, sql/NAME.sql, test/specs/NAME.spec)
 #     exists
+# Each alert's runbook annotation in monitoring/idgen-rules.yml (and its
+# test file) names a page and one of its sections that exist.
 #   perl test/check_links.pl [FILE.md ...]   (default: the pages above)
 # Prints "ok: FILE" or each problem as FILE:LINE: TARGET: why, then
 # "N links checked, M broken, P other problems"; exits non-zero if there
@@ -192,6 +194,25 @@ for my $file (@files)
 		{
 			problem($map, $m->[0], $m->[1], 'no such file') unless -f $m->[1];
 		}
+	}
+}
+
+# The alert rules' runbook annotations (paths from the top of the
+# checkout, as the package's copy of the page is named in
+# docs/monitoring.md): each names a page and one of its sections
+for my $rules (grep { -f } 'monitoring/idgen-rules.yml', 'monitoring/idgen-rules-test.yml')
+{
+	for my $m (matches(slurp($rules), qr/\brunbook:\s*"([^"]*)"/))
+	{
+		$checked++;
+		my ($path, $anchor) = $m->[1] =~ /^([^#]*)(?:#(.*))?$/;
+		my $why = !-f $path || $path !~ /\.md$/ ? "$path is no page of the checkout"
+		  : !defined $anchor || $anchor eq '' ? 'no section named'
+		  : !anchors_of($path)->{$anchor} ? "$path has no heading or anchor #$anchor"
+		  : undef;
+		next unless $why;
+		$broken++;
+		print "$rules:$m->[0]: $m->[1]: $why\n";
 	}
 }
 
