@@ -330,7 +330,7 @@ idgen_require_loaded(void)
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("idgen must be loaded via \"shared_preload_libraries\""),
-				 errhint("Add idgen to shared_preload_libraries in postgresql.conf and restart the server. See \"Troubleshooting\" in idgen's README.")));
+				 errhint("Add idgen to shared_preload_libraries in postgresql.conf and restart the server." IDGEN_HINT_TROUBLESHOOTING)));
 }
 
 /*

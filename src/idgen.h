@@ -201,6 +201,13 @@ extern int	idgen_node_timeline_bits;	/* low node bits from the timeline */
 #define IDGEN_TIMELINE_BITS_MAX 16
 
 /*
+ * Ends the hint of each error a new installation meets: the README's
+ * Troubleshooting section has them all (a string literal, joined to the
+ * hint's own at compile time)
+ */
+#define IDGEN_HINT_TROUBLESHOOTING " See \"Troubleshooting\" in idgen's README."
+
+/*
  * The node id in snowflake IDs made now for a fixed idgen.node_id
  * (snowflake.c): idgen.node_id, shifted left by idgen.node_timeline_bits
  * with the server's timeline modulo 2^bits below it

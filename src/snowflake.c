@@ -155,7 +155,7 @@ report_not_reserved(void)
 					 errmsg("could not generate a snowflake ID: the idgen worker has not reserved its time range"),
 					 errdetail("Database \"%s\" named by idgen.database does not exist; the worker keeps the reservation there.",
 							   idgen_database),
-					 errhint("Create database \"%s\" and run CREATE EXTENSION idgen in it, or set idgen.database to the database where extension idgen is installed and restart the server. See \"Troubleshooting\" in idgen's README.",
+					 errhint("Create database \"%s\" and run CREATE EXTENSION idgen in it, or set idgen.database to the database where extension idgen is installed and restart the server." IDGEN_HINT_TROUBLESHOOTING,
 							 idgen_database)));
 			break;
 		case IDGEN_WORKER_NO_EXTENSION:
@@ -164,7 +164,7 @@ report_not_reserved(void)
 					 errmsg("could not generate a snowflake ID: the idgen worker has not reserved its time range"),
 					 errdetail("Extension idgen is not installed in database \"%s\" named by idgen.database, where the worker keeps the reservation.",
 							   idgen_database),
-					 errhint("Run CREATE EXTENSION idgen in database \"%s\". See \"Troubleshooting\" in idgen's README.",
+					 errhint("Run CREATE EXTENSION idgen in database \"%s\"." IDGEN_HINT_TROUBLESHOOTING,
 							 idgen_database)));
 			break;
 		default:
@@ -175,7 +175,7 @@ report_not_reserved(void)
 			 errmsg("could not generate a snowflake ID: the idgen worker has not reserved its time range"),
 			 errdetail("IDs are handed out only after the worker has made a reservation durable in database \"%s\".",
 					   idgen_database),
-			 errhint("Make sure extension idgen is installed in the database named by idgen.database and that the \"idgen worker\" process is running. See \"Troubleshooting\" in idgen's README.")));
+			 errhint("Make sure extension idgen is installed in the database named by idgen.database and that the \"idgen worker\" process is running." IDGEN_HINT_TROUBLESHOOTING)));
 }
 
 /* The error of a server that refuses IDs (idgen_snowflake_blocked_why) */
@@ -212,7 +212,7 @@ check_can_generate(void)
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("idgen.node_id is not set"),
 				 errdetail("Snowflake IDs carry the node id of the server that made them, and it has no default."),
-				 errhint("Set idgen.node_id in postgresql.conf to a number unique among your servers (0 to " UINT64_FORMAT " for layout \"%s\") and restart the server. See \"Troubleshooting\" in idgen's README.",
+				 errhint("Set idgen.node_id in postgresql.conf to a number unique among your servers (0 to " UINT64_FORMAT " for layout \"%s\") and restart the server." IDGEN_HINT_TROUBLESHOOTING,
 						 idgen_field_max(idgen_layout.node.bits), idgen_layout.name)));
 	if (RecoveryInProgress() && !idgen_allow_on_standby)
 		ereport(ERROR,
