@@ -82,6 +82,20 @@ sub slug
 	return $h;
 }
 
+# Why a link's target (a path from the top of the checkout) and its
+# anchor (undef or '' for none) lead nowhere; undef when they resolve
+sub target_problem
+{
+	my ($target, $anchor) = @_;
+	return "$target does not exist" unless -e $target;
+	return undef unless defined $anchor && $anchor ne '';
+	return "an anchor into $target, which is no Markdown page"
+	  if $target !~ /\.md$/ || -d $target;
+	return "$target has no heading or anchor #$anchor"
+	  unless anchors_of($target)->{$anchor};
+	return undef;
+}
+
 my %anchors_cache;
 sub anchors_of
 {
@@ -206,10 +220,8 @@ for my $rules (grep { -f } 'monitoring/idgen-rules.yml', 'monitoring/idgen-rules
 	{
 		$checked++;
 		my ($path, $anchor) = $m->[1] =~ /^([^#]*)(?:#(.*))?$/;
-		my $why = !-f $path || $path !~ /\.md$/ ? "$path is no page of the checkout"
-		  : !defined $anchor || $anchor eq '' ? 'no section named'
-		  : !anchors_of($path)->{$anchor} ? "$path has no heading or anchor #$anchor"
-		  : undef;
+		my $why = !defined $anchor || $anchor eq '' ? 'no section named'
+		  : target_problem($path, $anchor);
 		next unless $why;
 		$broken++;
 		print "$rules:$m->[0]: $m->[1]: $why\n";
@@ -236,22 +248,7 @@ for my $file (@files)
 			my ($path, $anchor) = $t =~ /^([^#]*)(?:#(.*))?$/;
 			my $target = $path eq '' ? $file : "$dir/$path";
 			1 while $target =~ s{(^|/)\./}{$1} || $target =~ s{(^|/)(?!\.\./)[^/]+/\.\./}{$1};
-			my $why;
-			if (!-e $target)
-			{
-				$why = "$target does not exist";
-			}
-			elsif (defined $anchor && $anchor ne '')
-			{
-				if ($target !~ /\.md$/ || -d $target)
-				{
-					$why = "an anchor into $target, which is no Markdown page";
-				}
-				elsif (!anchors_of($target)->{$anchor})
-				{
-					$why = "$target has no heading or anchor #$anchor";
-				}
-			}
+			my $why = target_problem($target, $anchor);
 			next unless $why;
 			$broken++;
 			$bad++;
