@@ -35,7 +35,7 @@ our @EXPORT = qw(clients_lane idgen_node idgen_conf idgen_standby start_node ena
   finish_pgbench draw_ids try_sql node_of_new_id first_disorder duplicates max_of min_of
   clock_error_re no_unexpected_errors start_load wait_for_clock drawn_count
   wait_drawn repo_file require_jdk write_files write_file run_cmd run_page_setup works cc_build
-  neighbours_version);
+  neighbours_version default_version);
 
 # The top of the source tree (this file is in test/), found when loaded
 my $top = File::Spec->rel2abs(dirname(__FILE__) . '/..');
@@ -45,6 +45,14 @@ sub repo_file
 {
 	my ($path) = @_;
 	return "$top/$path";
+}
+
+# The extension's default version, from idgen.control (dies without one)
+sub default_version
+{
+	my ($v) = slurp_file(repo_file('idgen.control')) =~ /^default_version\s*=\s*'([^']+)'/m;
+	die "idgen.control has no default_version" unless defined $v;
+	return $v;
 }
 
 # Tests of neighbouring tools (failover managers, other languages' drivers)

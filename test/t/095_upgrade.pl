@@ -23,7 +23,7 @@ use IdgenTest;
 
 # The default version (idgen.control) and every released one before it
 # (test/released.sha256, which test/check_released.sh keeps as released)
-my ($current) = slurp_file(repo_file('idgen.control')) =~ /^default_version\s*=\s*'([^']+)'/m;
+my $current = default_version();
 my %released;
 for (split /\n/, slurp_file(repo_file('test/released.sha256')))
 {

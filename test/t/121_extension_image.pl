@@ -47,7 +47,7 @@ my $json = JSON::PP->new;
 my $blob = sub { "$oci/blobs/" . join('/', split(/:/, $_[0])) };
 my $index = $json->decode(slurp_file("$oci/index.json"));
 is(scalar @{ $index->{manifests} }, 1, 'one manifest');
-my $version = (slurp_file(repo_file('idgen.control')) =~ /^default_version\s*=\s*'([^']+)'/m)[0];
+my $version = default_version();
 like($index->{manifests}[0]{annotations}{'org.opencontainers.image.ref.name'},
 	qr/^idgen:$major-\Q$version\E-[a-z]+$/, 'tagged idgen:<major>-<version>-<codename>');
 my $manifest = $json->decode(slurp_file($blob->($index->{manifests}[0]{digest})));
