@@ -113,7 +113,7 @@ layout_max=4096000
 . test/pg_major.sh
 # What the run cannot do without, one a line
 bench_missing() {
-	local bin cc
+	local bin cc inc
 	if ! command -v "$PG_CONFIG" >/dev/null; then
 		echo "PG_CONFIG=$PG_CONFIG"
 		return 0
@@ -132,8 +132,8 @@ bench_missing() {
 	fi
 	# Debian's client package has pgxs.mk without the server headers
 	[ -f "$("$PG_CONFIG" --pgxs)" ] || echo "PGXS ($("$PG_CONFIG" --pgxs))"
-	[ -f "$("$PG_CONFIG" --includedir-server)/postgres.h" ] ||
-		echo "the server headers ($("$PG_CONFIG" --includedir-server)/postgres.h)"
+	inc=$("$PG_CONFIG" --includedir-server)
+	[ -f "$inc/postgres.h" ] || echo "the server headers ($inc/postgres.h)"
 	cc=$("$PG_CONFIG" --cc | cut -d' ' -f1)
 	command -v "$cc" >/dev/null || echo "the C compiler $cc"
 	command -v make >/dev/null || echo make
