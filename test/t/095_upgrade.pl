@@ -147,7 +147,7 @@ WHERE tgrelid IN (SELECT oid FROM pg_class WHERE relnamespace = 'idgen'::regname
 UNION ALL
 SELECT 'schema', n.nspname, concat_ws(' | ', n.nspacl::text, obj_description(n.oid, 'pg_namespace')) FROM pg_namespace n WHERE n.nspname = 'idgen'
 UNION ALL
-SELECT 'extension', e.extname, concat_ws(' | ', e.extnamespace::regnamespace, e.extversion, e.extrelocatable,
+SELECT 'extension', e.extname, concat_ws(' | ', e.extnamespace::regnamespace, e.extversion, e.extrelocatable, e.extcondition::text,
    (SELECT string_agg(x::regclass::text, ',' ORDER BY x::regclass::text) FROM unnest(e.extconfig) x))
 FROM pg_extension e WHERE e.extname = 'idgen'
 UNION ALL
@@ -168,8 +168,8 @@ is($node->safe_psql('fresh', q{SELECT extversion FROM pg_extension WHERE extname
 	$current, "a fresh install is $current, from its own install script");
 is($node->safe_psql('postgres', $describe), $fresh,
 	'updated from 0.1 (with IDs issued), the objects equal a fresh install\'s');
-is(join(',', @older), '0.1,0.2.0,0.3.0', 'the versions released before 0.4.0 are updated from')
-  if $current eq '0.4.0';
+is(join(',', @older), '0.1,0.2.0,0.3.0,0.4.0', 'the versions released before 0.5.0 are updated from')
+  if $current eq '0.5.0';
 for my $from (@older)
 {
 	my $db = 'from_' . ($from =~ s/\./_/gr);
