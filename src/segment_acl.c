@@ -28,6 +28,7 @@
 
 #include "access/htup_details.h"
 #include "access/xact.h"
+#include "access/xlog.h"
 #include "catalog/pg_class.h"
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
@@ -251,4 +252,18 @@ idgen_segment_acl_error(const char *tag, const char *what)
 					   GetUserNameFromId(GetUserId(), false), what),
 			 errhint("The tag's owner can grant it with idgen.segment_grant('%s', 'draw', '%s').",
 					 tag, GetUserNameFromId(GetUserId(), false))));
+}
+
+/*
+ * idgen.cluster_id(): this cluster's system identifier, which rows of tags
+ * and keys record beside their roles' OIDs, so that a restore tells a row
+ * of this cluster (its OID is a role here) from a row of another (its OID
+ * means nothing here: the role of its name); see src/idgen.sql, "roles of
+ * restored rows".  As bigint, the bits of the uint64.
+ */
+PG_FUNCTION_INFO_V1(idgen_cluster_id);
+Datum
+idgen_cluster_id(PG_FUNCTION_ARGS)
+{
+	PG_RETURN_INT64((int64) GetSystemIdentifier());
 }

@@ -170,6 +170,8 @@ check_tag_owner(Oid caller, const char *tag, Oid owner_id, const char *owner)
 	ereport(ERROR,
 			(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
 			 errmsg("must be owner of segment tag \"%s\"", tag),
+			 owner[0] == '\0' ?
+			 errdetail("Segment tag \"%s\" has no owner: its role is gone.", tag) :
 			 errdetail("Segment tag \"%s\" is owned by role \"%s\", which does not exist.", tag, owner),
 			 errhint("A superuser can hand the tag to an existing role with idgen.segment_set_owner().")));
 }

@@ -20,7 +20,8 @@
 #    from another database keeps its tags; a role dropped from another
 #    database leaves them to superusers, and a new role of its name owns
 #    nothing; a restored row whose owner_id is another role takes the role
-#    of its name.
+#    of its name when it comes from another cluster, and keeps its
+#    owner_id's role (its name refreshed) when from this one.
 use strict;
 use warnings;
 use PostgreSQL::Test::Cluster;
@@ -213,15 +214,21 @@ is($node->safe_psql('db2', "SELECT count(*) FROM idgen.segment_alloc WHERE biz_t
 $node->safe_psql('db2', "SELECT idgen.segment_set_owner('y', 'app_y')");
 ($ret, $out, $err) = $in_db2->('app_y', "SELECT idgen.segment_drop('y')");
 is($ret, 0, 'once a superuser hands it to the new role, that role owns it') or diag $err;
-# A row restored whose owner_id is another role than its name's (a dump
-# from another cluster): the role of its name
+# A row restored whose owner_id is another role than its name's: from
+# another cluster, the role of its name; from this one, the role of its
+# owner_id, under that role's name
 $node->safe_psql('db2', q{
 	CREATE TABLE old_row AS SELECT * FROM idgen.segment_alloc WHERE biz_tag = 'x';
-	UPDATE old_row SET biz_tag = 'x_restored', owner_id = 10;
+	UPDATE old_row SET biz_tag = 'x_restored', owner_id = 10, cluster_id = cluster_id # 1;
+	INSERT INTO idgen.segment_alloc SELECT * FROM old_row;
+	UPDATE old_row SET biz_tag = 'x_same', cluster_id = idgen.cluster_id();
 	INSERT INTO idgen.segment_alloc SELECT * FROM old_row;
 });
 is($node->safe_psql('db2', q{SELECT owner_id::regrole FROM idgen.segment_alloc WHERE biz_tag = 'x_restored'}),
-	'app_x2', 'a restored row whose owner_id is not its named role takes the role of its name');
+	'app_x2', 'a restored row of another cluster whose owner_id is not its named role takes the role of its name');
+is($node->safe_psql('db2', q{SELECT owner_id::regrole || '|' || owner FROM idgen.segment_alloc WHERE biz_tag = 'x_same'}),
+	$node->safe_psql('db2', 'SELECT 10::regrole || \'|\' || 10::regrole'),
+	'a restored row of this cluster keeps the role of its owner_id, under that role\'s name');
 
 $node->stop;
 done_testing();
