@@ -81,10 +81,11 @@ typedef struct LocalTag
 	uint64		gen;			/* slot's generation when attached */
 	int64		cache;			/* IDs to take per add: the cache of the
 								 * segment drawn from last, 1 at first */
-	uint64		next;			/* IDs next .. end - 1 of generation gen */
-	uint64		end;			/* are this backend's to hand out (unsigned:
-								 * end is 2^63 when the run ends at the
-								 * largest bigint) */
+	uint64		next;			/* IDs next, next + stride, ... below end */
+	uint64		end;			/* of generation gen are this backend's to
+								 * hand out (unsigned: end is past 2^63 - 1
+								 * when the run ends at the largest bigint) */
+	uint64		stride;			/* of the segment they came from */
 	Oid			acl_user;		/* role found to hold draw on generation gen */
 	uint64		acl_gen;		/* at privilege generation acl_gen */
 } LocalTag;
@@ -529,6 +530,7 @@ init_slot(IdgenSegmentSlot *slot)
 		slot->ring[i].cache = 1;
 		slot->ring[i].start = 0;
 		slot->ring[i].len = 0;
+		slot->ring[i].stride = 1;
 		slot->ring[i].prefetch_at = 0;
 	}
 	pg_atomic_init_u64(&slot->pos, 0);
@@ -821,8 +823,11 @@ draw(LocalTag *lt)
 		if (lt->slot != NULL &&
 			pg_atomic_read_u64(&lt->slot->generation) == lt->gen)
 		{
+			int64		id = (int64) lt->next;
+
 			check_draw(lt);
-			return (int64) lt->next++;
+			lt->next += lt->stride;
+			return id;
 		}
 		lt->next = lt->end = 0;
 	}
@@ -839,6 +844,7 @@ draw(LocalTag *lt)
 					e2;
 		int64		start,
 					len,
+					stride,
 					prefetch_at;
 		int32		cache;
 
@@ -860,6 +866,7 @@ draw(LocalTag *lt)
 		pg_read_barrier();
 		start = d->start;
 		len = d->len;
+		stride = d->stride;
 		prefetch_at = d->prefetch_at;
 		cache = d->cache;
 		pg_read_barrier();
@@ -876,8 +883,9 @@ draw(LocalTag *lt)
 			lt->cache = Max(Min(cache, IDGEN_SEG_CACHE_MAX), 1);
 			if (taken > 1)
 			{
-				lt->next = (uint64) start + off + 1;
-				lt->end = (uint64) start + off + taken;
+				lt->stride = (uint64) stride;
+				lt->next = (uint64) start + (off + 1) * lt->stride;
+				lt->end = (uint64) start + (off + taken) * lt->stride;
 			}
 			/*
 			 * Past the wake point (one of the offsets taken): wake the
@@ -889,7 +897,7 @@ draw(LocalTag *lt)
 				idgen_segment_ready(slot, e) <=
 				(int) pg_atomic_read_u32(&slot->chain_len) / 2)
 				wake_allocator(false);
-			return start + (int64) off;
+			return start + (int64) off * stride;
 		}
 		CHECK_FOR_INTERRUPTS();
 		switch_or_wait(lt, e);

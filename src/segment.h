@@ -62,7 +62,11 @@ typedef enum IdgenSegmentState
 	IDGEN_SEG_EXHAUSTED			/* max_id reached the largest bigint */
 } IdgenSegmentState;
 
-/* One allocated segment: IDs start .. start + len - 1 */
+/*
+ * One allocated segment: the len IDs start, start + stride, ...,
+ * start + (len - 1) * stride (stride 1 but with idgen.node_timeline_bits:
+ * see segment_alloc.c)
+ */
 typedef struct IdgenSegmentDesc
 {
 	pg_atomic_uint32 epoch;		/* epoch it belongs to, INVALID while being
@@ -71,6 +75,7 @@ typedef struct IdgenSegmentDesc
 								 * IDGEN_SEG_CACHE_MAX; allocator */
 	int64		start;			/* first ID; allocator */
 	int64		len;			/* number of IDs (the step used); allocator */
+	int64		stride;			/* from one ID to the next; allocator */
 	int64		prefetch_at;	/* offset whose taker wakes the worker;
 								 * allocator */
 } IdgenSegmentDesc;

@@ -35,6 +35,20 @@
  * The remote worker (a central segment server) keeps the double buffer: its
  * tags' chains stay at 1.
  *
+ * With idgen.node_timeline_bits = k > 0, allocations of different
+ * timelines are disjoint: an allocation takes the IDs above max_id that
+ * are congruent to the server's timeline modulo 2^k, every 2^k-th one, and
+ * max_id becomes the last of them.  Two primaries out of one history (two
+ * standbys of one primary promoted onto timelines 2 and 3, or an old
+ * primary still allocating in WAL its promoted standby never replayed)
+ * then never hand out the same segment ID, whatever max_id each of them
+ * saw, as long as their timelines differ in the low k bits; a timeline
+ * whose low bits come round to an ancestor's shares its IDs (the wrap,
+ * docs/high-availability.md).  It costs density: a tag uses 2^k times the
+ * ID space per ID.  max_id stays an ID, so a change of k keeps every new
+ * ID above every old one.  With k = 0 allocations are dense, as before;
+ * so are a central segment server's (stride 1 here).
+ *
  * The worker forces synchronous_commit on, so the allocation is durable (and
  * replicated to synchronous standbys) before its segments are published to
  * the slot; a crash can only leave unused IDs behind, never hand one out
@@ -219,6 +233,33 @@ static SPIPlanPtr plan_lock = NULL;
 static SPIPlanPtr plan_lock_cache = NULL;
 static SPIPlanPtr plan_exists = NULL;
 static SPIPlanPtr plan_advance = NULL;
+
+/*
+ * From one ID of an allocation to the next, and the residue of its IDs
+ * modulo that: 2^idgen.node_timeline_bits and the timeline (see the top of
+ * this file); 1 and 0 when the allocations come from a central segment
+ * server
+ */
+static int64
+alloc_stride(void)
+{
+	if (alloc_kind == IDGEN_WORKER_REMOTE || idgen_node_timeline_bits <= 0)
+		return 1;
+	return (int64) 1 << idgen_node_timeline_bits;
+}
+
+static int64
+alloc_residue(void)
+{
+	return (int64) GetWALInsertionTimeLine() & (alloc_stride() - 1);
+}
+
+/* The last ID of an allocation of len IDs from first */
+static int64
+range_last(int64 first, int64 len)
+{
+	return first + (len - 1) * alloc_stride();
+}
 
 /* A kept plan of sql with nargs arguments of types */
 static SPIPlanPtr
@@ -470,30 +511,46 @@ read_locked_row(const SegmentNeed *need, bool has_cache, int64 *max_id,
 }
 
 /*
+ * The first ID an allocation above max_id takes: the next one of this
+ * timeline's residue (see the top of this file); above PG_INT64_MAX when
+ * none is left
+ */
+static uint64
+first_above(int64 max_id)
+{
+	uint64		stride = (uint64) alloc_stride();
+	uint64		f = (uint64) max_id + 1;
+
+	return f + ((uint64) alloc_residue() + stride - f % stride) % stride;
+}
+
+/*
  * In allocate()'s transaction, the row of need->tag locked: move its max_id
- * from max_id (below PG_INT64_MAX) past need->count segments of step IDs,
- * the last of which may be short, and set *first, *len and *seg_len.
- * args[0] is the tag.
+ * past need->count segments of step IDs from first (first_above(max_id),
+ * at most PG_INT64_MAX), the last of which may be short, and set *first,
+ * *len and *seg_len.  args[0] is the tag.
  */
 static void
 advance_max_id(const SegmentNeed *need, Oid *types, Datum *args,
-			   int64 max_id, int64 step,
+			   int64 first_id, int64 step,
 			   int64 *first, int64 *len, int64 *seg_len)
 {
+	int64		stride = alloc_stride();
+	int64		room = (PG_INT64_MAX - first_id) / stride + 1;	/* IDs left */
 	int64		total = 0;
 	int			ret;
 
 	/* count segments of step; the last one may be short */
 	for (int i = 0; i < need->count; i++)
 	{
-		if (max_id + total > PG_INT64_MAX - step)
+		if (total > room - step)
 		{
-			total = PG_INT64_MAX - max_id;
+			total = room;
 			break;
 		}
 		total += step;
 	}
-	args[1] = Int64GetDatum(max_id + total);
+	args[1] = Int64GetDatum(first_id + (total - 1) * stride);
 	ret = SPI_execute_plan(kept_plan(&plan_advance,
 									 "UPDATE idgen.segment_alloc "
 									 "SET max_id = $2, update_time = now() "
@@ -503,7 +560,7 @@ advance_max_id(const SegmentNeed *need, Oid *types, Datum *args,
 	if (ret != SPI_OK_UPDATE || SPI_processed != 1)
 		elog(ERROR, "could not advance max_id of segment tag \"%s\"",
 			 need->tag);
-	*first = max_id + 1;
+	*first = first_id;
 	*len = total;
 	*seg_len = step;
 }
@@ -569,16 +626,17 @@ allocate_from_row(const SegmentNeed *need, bool has_cache, Oid *types,
 		warn_went_back(need->tag, max_id, mark, "idgen.segment_alloc");
 		max_id = mark;			/* the UPDATE below writes it back */
 	}
-	if (max_id >= PG_INT64_MAX)
+	if (max_id >= PG_INT64_MAX || first_above(max_id) > (uint64) PG_INT64_MAX)
 		return ALLOC_EXHAUSTED;
-	advance_max_id(need, types, args, max_id, step, first, len, seg_len);
+	advance_max_id(need, types, args, (int64) first_above(max_id), step,
+				   first, len, seg_len);
 	return ALLOC_OK;
 }
 
 /*
  * Allocate the next need->count segments of a tag in a transaction of its
- * own.  On ALLOC_OK, IDs *first .. *first + *len - 1 are committed, to be
- * split into segments of *seg_len IDs (the last may be shorter), and *cache
+ * own.  On ALLOC_OK, *len IDs from *first on, alloc_stride() apart, are
+ * committed, to be split into segments of *seg_len IDs (the last may be shorter), and *cache
  * is the tag's cache: column cache of its row, or 1 before ALTER EXTENSION
  * UPDATE to 0.4.0 added it and with a central segment server (whose
  * segment_allocate does not say it).
@@ -642,14 +700,14 @@ allocate(const SegmentNeed *need, int64 *first, int64 *len, int64 *seg_len,
 	pgstat_report_activity(STATE_IDLE, NULL);
 	/* Committed: never below it again while the server runs */
 	if (result == ALLOC_OK)
-		mark_set(need->tag, *first + *len - 1);
+		mark_set(need->tag, range_last(*first, *len));
 	return result;
 }
 
 /*
  * Make a committed allocation (or what was found) visible in the slot: the
- * IDs first .. first + len - 1 become the segments (of seg_len IDs) after
- * the last one ready, each with the tag's cache.  flags: PUBLISH_LATE, a
+ * len IDs from first on, alloc_stride() apart, become the segments (of
+ * seg_len IDs) after the last one ready, each with the tag's cache.  flags: PUBLISH_LATE, a
  * standby did not flush the allocation (within idgen.segment_standby_wait,
  * or excused); PUBLISH_UNPROTECTED, no standby streamed where one is
  * expected.
@@ -700,8 +758,9 @@ publish(const SegmentNeed *need, AllocResult result, int64 first, int64 len,
 
 				pg_atomic_write_u32(&d->epoch, IDGEN_SEG_EPOCH_INVALID);
 				pg_write_barrier();
-				d->start = first + done;
+				d->start = first + done * alloc_stride();
 				d->len = l;
+				d->stride = alloc_stride();
 				d->prefetch_at = (int64) Min(at, (double) l);
 				d->cache = cache;
 				pg_write_barrier();
@@ -897,7 +956,7 @@ warn_late(const PendingAlloc *p, const pid_t *pids, int n)
 			 errmsg("idgen: segment tag \"%s\": %d streaming standby(s) did not flush its allocation within %d ms: %s",
 					p->need.tag, n, idgen_segment_standby_wait_ms, names),
 			 errdetail("IDs " INT64_FORMAT " to " INT64_FORMAT " are handed out anyway; if such a standby is promoted before it has received the allocation (commit record at %X/%X), it may hand them out again. Allocations wait for it no more until it has caught up.",
-					   p->first, p->first + p->len - 1, LSN_FORMAT_ARGS(p->lsn)),
+					   p->first, range_last(p->first, p->len), LSN_FORMAT_ARGS(p->lsn)),
 			 errhint("Check the standby's connection and disk; idgen.segment_standby_wait sets how long the idgen worker waits, and segment_status.standby_timeouts counts these.")));
 	excused_warned_at = idgen_clock_monotonic_ms();
 }
@@ -917,7 +976,7 @@ warn_excused(const SegmentNeed *need, int64 first, int64 len, int n)
 	ereport(WARNING,
 			(errcode(ERRCODE_WARNING),
 			 errmsg("idgen: segment tag \"%s\": IDs " INT64_FORMAT " to " INT64_FORMAT " handed out without waiting for %d streaming standby(s) that missed idgen.segment_standby_wait before",
-					need->tag, first, first + len - 1, n),
+					need->tag, first, range_last(first, len), n),
 			 errdetail("Allocations wait for such a standby again once it has caught up; until then a failover to it may hand their IDs out again, and segment_status.standby_timeouts counts each of them. This WARNING comes at most once a minute."),
 			 errhint("Check the standby's connection and disk.")));
 }
@@ -1043,7 +1102,7 @@ unprotected(const SegmentNeed *need, int64 first, int64 len)
 		ereport(WARNING,
 				(errcode(ERRCODE_WARNING),
 				 errmsg("idgen: segment tag \"%s\": IDs " INT64_FORMAT " to " INT64_FORMAT " handed out with no streaming standby",
-						need->tag, first, first + len - 1),
+						need->tag, first, range_last(first, len)),
 				 errdetail("%s; a failover to a standby that was not streaming may hand these IDs out again. segment_status.unprotected counts such allocations; this WARNING comes at most once a minute.",
 						   seen_standby ? "A standby streamed from this server before" : "This server was promoted (timeline above 1)"),
 				 errhint("Reconnect the standby, or set idgen.segment_standby_wait = 0 on a server meant to run without one.")));

@@ -1116,8 +1116,8 @@ segment_status_fn(PG_FUNCTION_ARGS)
 		values[1] = CStringGetTextDatum(idgen_segment_state_name(pg_atomic_read_u32(&slot->state)));
 		if (has_cur)
 		{
-			values[2] = Int64GetDatum(d->start + (int64) Min(off, (uint64) d->len));
-			values[3] = Int64GetDatum(d->start + d->len - 1);
+			values[2] = Int64GetDatum(d->start + (int64) Min(off, (uint64) d->len) * d->stride);
+			values[3] = Int64GetDatum(d->start + (d->len - 1) * d->stride);
 			values[4] = Int64GetDatum(d->len);
 		}
 		else
@@ -1126,7 +1126,7 @@ segment_status_fn(PG_FUNCTION_ARGS)
 		if (next_ready)
 		{
 			values[6] = Int64GetDatum(nd->start);
-			values[7] = Int64GetDatum(nd->start + nd->len - 1);
+			values[7] = Int64GetDatum(nd->start + (nd->len - 1) * nd->stride);
 			values[8] = Int64GetDatum(nd->len);
 		}
 		else

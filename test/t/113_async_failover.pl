@@ -28,6 +28,10 @@
 # lost WAL: the same scenario with idgen.segment_standby_wait = 0, one
 # failover, is asserted to repeat segment IDs (a run by hand of all three
 # failovers without the wait repeated 28,401 of 78,533).
+# With idgen.node_timeline_bits = 2 the same single failover without the
+# wait repeats nothing: each timeline allocates only IDs congruent to it
+# modulo 4, so the lost allocations of timeline 1 and the new primary's
+# are disjoint.
 # IDGEN_T113_STANDBY_WAIT=0 runs the main scenario without the wait too
 # (it is then expected to fail).
 # The snowflake client's IDs are under idgen.node_timeline_bits = 2 (issue
@@ -207,6 +211,20 @@ my ($primary, $standby) = ($r->{primary}, $r->{standby});
 		'without the wait (idgen.segment_standby_wait = 0) the same failover repeats segment IDs');
 	$z->{standby}->stop;
 	$z->{primary}->stop;
+}
+# and with node ids that follow the timeline, the timelines' allocations
+# are disjoint (IDs congruent to the timeline modulo 4): the same failover
+# without the wait repeats none
+{
+	my $y = failovers('y', '0', 1, 2);
+	my @ydups = duplicates(@{ $y->{seg} });
+	my $ytotal = 0;
+	$ytotal += scalar @$_ for @{ $y->{seg} };
+	note "without the wait, timeline bits 2: $ytotal segment IDs received, " . scalar(@ydups) . ' twice';
+	is(scalar @ydups, 0,
+		'without the wait but with idgen.node_timeline_bits = 2, the same failover repeats no segment ID');
+	$y->{standby}->stop;
+	$y->{primary}->stop;
 }
 
 # The bound: a standby that does not answer is waited for 300 ms per

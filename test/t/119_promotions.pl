@@ -7,6 +7,10 @@
 #    the archive and takes timeline 3, so the two new primaries issue under
 #    node ids 5 * 4 + 2 and 5 * 4 + 3: none of the snowflake IDs drawn from
 #    both is the other's.  No WARNING of a promotion without an archive.
+#    Segment IDs: both continue above the max_id of the tag they replayed,
+#    and each takes only IDs congruent to its timeline modulo 4, so none of
+#    the segment IDs drawn from both is the other's either, and all are
+#    above the old primary's (which were congruent to 1).
 # 2. No archive (restore_command empty): both promotions take timeline 2,
 #    so node id 22 on both, and each server says so in a WARNING at its
 #    promotion, naming the node id and the remedies.  Their IDs may repeat
@@ -34,7 +38,11 @@ sub pair
 	start_node($primary);
 	$primary->safe_psql('postgres', 'CREATE EXTENSION idgen');
 	wait_ready($primary);
-	$primary->safe_psql('postgres', 'SELECT idgen.snowflake_nextval() FROM generate_series(1, 100)');
+	$primary->safe_psql('postgres', q{
+		SELECT idgen.snowflake_nextval() FROM generate_series(1, 100);
+		SELECT idgen.segment_create('orders', 1, 100);
+		CREATE TABLE old_seg AS SELECT idgen.segment_nextval('orders') AS id FROM generate_series(1, 250);
+	});
 	$primary->backup("${name}_backup");
 	my @standbys;
 	for my $s ('a', 'b')
@@ -81,6 +89,8 @@ for my $n ($a1, $b1)
 	$n->safe_psql('postgres',
 		'CREATE TABLE drawn AS SELECT idgen.snowflake_nextval() AS id FROM generate_series(1, 5000)');
 	$ids{ $n->name } = [ split /\n/, $n->safe_psql('postgres', 'SELECT id FROM drawn') ];
+	$n->safe_psql('postgres',
+		q{CREATE TABLE seg AS SELECT idgen.segment_nextval('orders') AS id FROM generate_series(1, 5000)});
 	$node{ $n->name } = $n->safe_psql('postgres',
 		'SELECT string_agg(DISTINCT d.node_id::text, \',\') FROM drawn, LATERAL idgen.id_decode(drawn.id) d');
 }
@@ -89,6 +99,20 @@ my %seen;
 $seen{$_}++ for @{ $ids{arch_a} }, @{ $ids{arch_b} };
 is(scalar(grep { $seen{$_} > 1 } keys %seen), 0,
 	'one archive: no snowflake ID of the 10,000 drawn from both came from both');
+my %seg;
+for my $n ($a1, $b1)
+{
+	$seg{$_}++ for split /\n/, $n->safe_psql('postgres', 'SELECT id FROM seg');
+}
+is(scalar(keys %seg), 10000, 'one archive: no segment ID of the 10,000 drawn from both came from both');
+is($a1->safe_psql('postgres', q{
+	SELECT count(*) FILTER (WHERE id % 4 = 2) || '|' || count(*) FILTER (WHERE id <= (SELECT max(id) FROM old_seg))
+	FROM seg}) . ' ' . $b1->safe_psql('postgres', q{
+	SELECT count(*) FILTER (WHERE id % 4 = 3) || '|' || count(*) FILTER (WHERE id <= (SELECT max(id) FROM old_seg))
+	FROM seg}), '5000|0 5000|0',
+	'each took only IDs of its timeline modulo 4, all above the old primary\'s');
+is($a1->safe_psql('postgres', q{SELECT count(*) FILTER (WHERE id % 4 = 1) FROM old_seg}), '250',
+	'and the old primary, on timeline 1, took IDs congruent to 1');
 for my $n ($a1, $b1)
 {
 	unlike(slurp_file($n->logfile), $warning,
