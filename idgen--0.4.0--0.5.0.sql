@@ -297,3 +297,8 @@ SELECT pg_catalog.pg_extension_config_dump('idgen.id_key',
     'WHERE idgen.dump_role_check(''key'', name, ''owner'', owner, owner_id)');
 SELECT pg_catalog.pg_extension_config_dump('idgen.id_key_privilege',
     'WHERE idgen.dump_role_check(''key'', key_name, ''grantee of '' || privilege, grantee, grantee_id)');
+
+-- snowflake_refusal()'s restored is also true on a timeline whose low
+-- idgen.node_timeline_bits bits came round (snowflake_resume lifts both)
+COMMENT ON FUNCTION idgen.snowflake_refusal() IS
+    'Whether snowflake IDs are refused until snowflake_resume, because this server was started from a backup or after archive recovery, or was promoted onto a timeline whose low idgen.node_timeline_bits bits an earlier timeline had (restored), or because idgen.layout or idgen.node_id changed (layout_changed)';

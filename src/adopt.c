@@ -268,6 +268,12 @@ adopt_snowflake_advance(PG_FUNCTION_ARGS)
 	 * refuses too, but with the superuser's hint.
 	 */
 	why = idgen_snowflake_blocked_why();
+	if (why & IDGEN_BLOCK_TIMELINE)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("snowflake IDs are refused because this server was promoted onto a timeline whose low idgen.node_timeline_bits bits an earlier timeline had"),
+				 errdetail("A column's largest value does not show what the server of the earlier timeline issued, so adopting a column never lifts the refusal."),
+				 errhint("Have a superuser lift the refusal first, as the error of SELECT idgen.snowflake_nextval() says, then call adopt_column again.")));
 	if (why & IDGEN_BLOCK_RESTORED)
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),

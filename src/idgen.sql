@@ -1425,14 +1425,15 @@ GRANT EXECUTE ON FUNCTION idgen.adopt_column(regclass, name, text) TO PUBLIC;
 -- only pg_monitor.  snowflake_status() and node_lease_status() are granted
 -- above; segment_status to pg_monitor in the segment section.
 -- Which refusals that only a superuser lifts are in force: after a restore
--- (snowflake_resume) or a change of layout or node id
+-- or a promotion onto a timeline whose low bits came round
+-- (snowflake_resume), or a change of layout or node id
 -- (snowflake_accept_layout).
 CREATE FUNCTION idgen.snowflake_refusal(OUT restored boolean,
     OUT layout_changed boolean)
     AS 'MODULE_PATHNAME', 'snowflake_refusal'
     LANGUAGE C VOLATILE PARALLEL SAFE;
 COMMENT ON FUNCTION idgen.snowflake_refusal() IS
-    'Whether snowflake IDs are refused because this server was started from a backup or after archive recovery (restored), or because idgen.layout or idgen.node_id changed (layout_changed)';
+    'Whether snowflake IDs are refused until snowflake_resume, because this server was started from a backup or after archive recovery, or was promoted onto a timeline whose low idgen.node_timeline_bits bits an earlier timeline had (restored), or because idgen.layout or idgen.node_id changed (layout_changed)';
 REVOKE ALL ON FUNCTION idgen.snowflake_refusal() FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION idgen.snowflake_refusal() TO pg_monitor;
 -- A tag's allocation and settings, for the IDs it has left; not its

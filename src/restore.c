@@ -30,6 +30,16 @@
 
 #define SEGMENTS_REFUSED_FILE		"idgen.segments_refused"
 #define SEGMENTS_REFUSED_FILE_TMP	"idgen.segments_refused.tmp"
+#define SEGMENTS_TIMELINE_FILE		"idgen.segments_timeline"
+#define SEGMENTS_TIMELINE_FILE_TMP	"idgen.segments_timeline.tmp"
+#define SNOWFLAKE_TIMELINE_FILE		"idgen.snowflake_timeline"
+#define SNOWFLAKE_TIMELINE_FILE_TMP	"idgen.snowflake_timeline.tmp"
+
+/* The first line of the marker, by the reason it keeps (restore.h) */
+static const char refused_restored[] =
+	"idgen: segment IDs are refused on this copy until a superuser runs SELECT idgen.segment_resume()\n";
+static const char refused_timeline[] =
+	"idgen: segment IDs are refused on this timeline, whose low idgen.node_timeline_bits bits an earlier one had, until a superuser runs SELECT idgen.segment_resume()\n";
 
 /*
  * Was the data directory a standby's when the server last stopped (or
@@ -64,25 +74,96 @@ idgen_start_is_restore(void)
 		last_ran_in_recovery();
 }
 
+/*
+ * The first bytes of a small file of the data directory, NUL-terminated,
+ * into buf; false if there is none
+ */
+static bool
+read_small_file(const char *path, char *buf, size_t size)
+{
+	FILE	   *f = AllocateFile(path, PG_BINARY_R);
+	size_t		n;
+
+	if (f == NULL)
+		return false;
+	n = fread(buf, 1, size - 1, f);
+	buf[n] = '\0';
+	FreeFile(f);
+	return true;
+}
+
 /* See restore.h */
-bool
+int
 idgen_segments_refusal_kept(void)
 {
-	struct stat st;
+	char		buf[sizeof(refused_timeline)];
 
-	return stat(SEGMENTS_REFUSED_FILE, &st) == 0;
+	if (!read_small_file(SEGMENTS_REFUSED_FILE, buf, sizeof(buf)))
+		return 0;
+	/* a marker of 0.4.0, or any other text: a restored copy */
+	return strcmp(buf, refused_timeline) == 0 ?
+		IDGEN_SEG_REFUSED_TIMELINE : IDGEN_SEG_REFUSED_RESTORED;
 }
 
 /* See restore.h */
 void
-idgen_segments_refusal_keep(bool keep)
+idgen_segments_refusal_keep(int why)
 {
-	static const char text[] =
-		"idgen: segment IDs are refused on this copy until a superuser runs SELECT idgen.segment_resume()\n";
+	const char *text = why == IDGEN_SEG_REFUSED_TIMELINE ?
+		refused_timeline : refused_restored;
 
-	if (keep)
+	if (why != 0)
 		idgen_write_file_durably(SEGMENTS_REFUSED_FILE, SEGMENTS_REFUSED_FILE_TMP,
-								 text, sizeof(text) - 1);
-	else if (idgen_segments_refusal_kept())
+								 text, strlen(text));
+	else if (idgen_segments_refusal_kept() != 0)
 		durable_unlink(SEGMENTS_REFUSED_FILE, ERROR);
+}
+
+/* The timeline a file of the data directory names; 0 if none */
+static uint32
+timeline_in_file(const char *path)
+{
+	char		buf[16];
+
+	if (!read_small_file(path, buf, sizeof(buf)))
+		return 0;
+	return (uint32) strtoul(buf, NULL, 10);
+}
+
+/* Write a timeline into a file of the data directory, durably */
+static void
+timeline_to_file(const char *path, const char *tmp, uint32 tli)
+{
+	char		buf[16];
+
+	snprintf(buf, sizeof(buf), "%u\n", tli);
+	idgen_write_file_durably(path, tmp, buf, strlen(buf));
+}
+
+/* See restore.h */
+uint32
+idgen_segments_timeline_checked(void)
+{
+	return timeline_in_file(SEGMENTS_TIMELINE_FILE);
+}
+
+/* See restore.h */
+void
+idgen_segments_timeline_check_done(uint32 tli)
+{
+	timeline_to_file(SEGMENTS_TIMELINE_FILE, SEGMENTS_TIMELINE_FILE_TMP, tli);
+}
+
+/* See restore.h */
+uint32
+idgen_snowflake_timeline_checked(void)
+{
+	return timeline_in_file(SNOWFLAKE_TIMELINE_FILE);
+}
+
+/* See restore.h */
+void
+idgen_snowflake_timeline_check_done(uint32 tli)
+{
+	timeline_to_file(SNOWFLAKE_TIMELINE_FILE, SNOWFLAKE_TIMELINE_FILE_TMP, tli);
 }

@@ -26,10 +26,30 @@
  */
 extern bool idgen_start_is_restore(void);
 
-/* Is the marker that segment IDs stay refused there?  (data directory) */
-extern bool idgen_segments_refusal_kept(void);
+/*
+ * Why segment IDs stay refused, as the marker in the data directory says:
+ * 0 (no marker), IDGEN_SEG_REFUSED_RESTORED or IDGEN_SEG_REFUSED_TIMELINE
+ */
+#define IDGEN_SEG_REFUSED_RESTORED	1	/* a restored copy, or a former
+										 * standby started without promotion */
+#define IDGEN_SEG_REFUSED_TIMELINE	2	/* promoted onto a timeline whose low
+										 * idgen.node_timeline_bits bits an
+										 * earlier one of its history had */
+extern int	idgen_segments_refusal_kept(void);
 
-/* Write the marker durably, or remove it durably (ERROR on failure) */
-extern void idgen_segments_refusal_keep(bool keep);
+/* Write the marker of why durably, or (0) remove it (ERROR on failure) */
+extern void idgen_segments_refusal_keep(int why);
+
+/*
+ * The last timeline an allocator checked for the wrap (segment_alloc.c),
+ * kept in the data directory so that a restart, another allocator or a
+ * segment_resume does not check it again; 0 if none
+ */
+extern uint32 idgen_segments_timeline_checked(void);
+extern void idgen_segments_timeline_check_done(uint32 tli);
+
+/* The same for the snowflake generator (snowflake_state.c) */
+extern uint32 idgen_snowflake_timeline_checked(void);
+extern void idgen_snowflake_timeline_check_done(uint32 tli);
 
 #endif							/* IDGEN_RESTORE_H */

@@ -115,18 +115,18 @@ static uint32
 refuse_after_restore(void)
 {
 	bool		restore = idgen_start_is_restore();
+	int			kept = idgen_segments_refusal_kept();
 
-	if (!restore && !idgen_segments_refusal_kept())
-		return 0;
-	if (restore)
+	if (!restore)
+		return (uint32) kept;
 	{
-		idgen_segments_refusal_keep(true);
+		idgen_segments_refusal_keep(IDGEN_SEG_REFUSED_RESTORED);
 		ereport(LOG,
 				(errmsg("idgen: segment IDs are refused: this server is started from a backup, for archive recovery or from a standby's data directory without promotion"),
 				 errdetail("The server it was copied from may have allocated segments above the restored idgen.segment_alloc."),
 				 errhint("Once recovery has ended, have a superuser run SELECT idgen.segment_resume().")));
 	}
-	return 1;
+	return IDGEN_SEG_REFUSED_RESTORED;
 }
 
 /* Create or attach the shared state; caller holds AddinShmemInitLock */
@@ -249,6 +249,39 @@ static bool
 uses_server(void)
 {
 	return in_main_database == 1 && idgen_segment_server_enabled();
+}
+
+/*
+ * Error if segment IDs are refused here (idgen_segment->refused): on a
+ * restored copy or a former standby started without promotion from the
+ * start, on a timeline whose low bits came round to an earlier one's from
+ * the first allocation on it (segment_alloc.c).  A central segment server
+ * allocates for idgen.database: not refused there.  prepared: the caller
+ * prepared to sleep on the condition variable.
+ */
+static void
+check_refused(bool prepared)
+{
+	uint32		why = pg_atomic_read_u32(&idgen_segment->refused);
+
+	if (why == 0 || uses_server())
+		return;
+	if (prepared)
+		ConditionVariableCancelSleep();
+	if (why == IDGEN_SEG_REFUSED_TIMELINE)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("segment IDs are refused because this server was promoted onto timeline %u, whose low %d bits an earlier timeline of its history had",
+						GetWALInsertionTimeLine(), idgen_node_timeline_bits),
+				 errdetail("With idgen.node_timeline_bits = %d, segment allocations of timelines that agree in those bits are not disjoint: timeline %u may have handed out IDs in WAL this server never replayed.",
+						   idgen_node_timeline_bits,
+						   GetWALInsertionTimeLine() - (1U << idgen_node_timeline_bits)),
+				 errhint("Raise idgen.node_timeline_bits so that 2^bits is above the timeline, and restart; or, once no earlier server of this history hands out segment IDs and each tag is above their last ID (segment_alter(max_id => ...)), have a superuser run SELECT idgen.segment_resume().")));
+	ereport(ERROR,
+			(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+			 errmsg("segment IDs are refused because this server was started from a backup, after archive recovery or from a standby's data directory without promotion"),
+			 errdetail("The server it was copied from may have allocated segments above the restored idgen.segment_alloc, and this server would hand their IDs out again."),
+			 errhint("Once the original server issues no more segment IDs, have a superuser run SELECT idgen.segment_resume(). Two copies resumed from one backup still repeat each other's segment IDs.")));
 }
 
 /*
@@ -469,13 +502,7 @@ local_lookup(const char *p, int len)
 
 	idgen_segment_check_tag_length(p, len);
 	idgen_segment_check_usable();
-	/* (set only as the server starts: a tag looked up since is not) */
-	if (pg_atomic_read_u32(&idgen_segment->refused) != 0 && !uses_server())
-		ereport(ERROR,
-				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-				 errmsg("segment IDs are refused because this server was started from a backup, after archive recovery or from a standby's data directory without promotion"),
-				 errdetail("The server it was copied from may have allocated segments above the restored idgen.segment_alloc, and this server would hand their IDs out again."),
-				 errhint("Once the original server issues no more segment IDs, have a superuser run SELECT idgen.segment_resume(). Two copies resumed from one backup still repeat each other's segment IDs.")));
+	check_refused(false);
 	if (local_tags == NULL)
 	{
 		HASHCTL		info;
@@ -757,6 +784,8 @@ switch_or_wait(LocalTag *lt, uint64 e)
 		state = pg_atomic_read_u32(&slot->state);
 		if (state == IDGEN_SEG_UNKNOWN || state == IDGEN_SEG_EXHAUSTED)
 			no_segment_error(lt, state, prepared);
+		/* refused since (a wrapped timeline): no allocation comes */
+		check_refused(prepared);
 
 		/* Wait for the worker */
 		if (!prepared)

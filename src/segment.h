@@ -158,11 +158,12 @@ typedef struct IdgenSegmentShared
 	pg_atomic_uint64 acl_generation;	/* moves when the privileges or the
 										 * owner of a tag change (commit) */
 	int			ntags;			/* slots in the hash; LWLock */
-	pg_atomic_uint32 refused;	/* 1: a restored copy or a former standby
-								 * started without promotion (restore.h)
-								 * hands out no segment ID until
-								 * segment_resume; set as the region is
-								 * created, cleared by segment_resume */
+	pg_atomic_uint32 refused;	/* why no segment ID is handed out until
+								 * segment_resume (IDGEN_SEG_REFUSED_*,
+								 * restore.h; 0: none): set as the region is
+								 * created, or by an allocator that finds
+								 * the timeline wrapped (segment_alloc.c);
+								 * cleared by segment_resume */
 } IdgenSegmentShared;
 
 /* Shared state (segment.c), NULL until attached */

@@ -113,6 +113,7 @@
 
 #include "clock.h"
 #include "idgen.h"
+#include "restore.h"
 #include "segment.h"
 #include "worker.h"
 
@@ -168,7 +169,8 @@ typedef enum AllocResult
 	ALLOC_EXHAUSTED,			/* max_id at the largest bigint */
 	ALLOC_BUSY,					/* row locked by another transaction */
 	ALLOC_NO_TABLE,				/* extension not installed here */
-	ALLOC_STALE					/* slot removed since it was seen */
+	ALLOC_STALE,				/* slot removed since it was seen */
+	ALLOC_REFUSED				/* segment IDs refused here */
 } AllocResult;
 
 /*
@@ -252,6 +254,51 @@ static int64
 alloc_residue(void)
 {
 	return (int64) GetWALInsertionTimeLine() & (alloc_stride() - 1);
+}
+
+/*
+ * May this server allocate on its timeline?  Not where segment IDs are
+ * refused (a restored copy, segment.c), nor on a timeline whose low k bits
+ * came round: with idgen.node_timeline_bits = k, a timeline above 2^k
+ * shares its residue with timeline tli - 2^k, which an earlier server of
+ * this history used (an ancestor, or another server promoted out of it)
+ * and may have allocated on in WAL this server never replayed, so its IDs
+ * and ours are not disjoint: refuse segment IDs until segment_resume, as
+ * on a restored copy.  Checked before the first allocation of each
+ * allocator on each timeline, so no ID of the new timeline goes out
+ * first; the timeline checked is kept in the data directory (restore.h),
+ * so that a restart, another allocator or a resume does not refuse it
+ * again.
+ */
+static bool
+timeline_allows(void)
+{
+	static TimeLineID checked = 0;
+	TimeLineID	tli;
+
+	if (pg_atomic_read_u32(&idgen_segment->refused) != 0)
+		return false;
+	if (idgen_node_timeline_bits <= 0 || alloc_kind == IDGEN_WORKER_REMOTE)
+		return true;
+	tli = GetWALInsertionTimeLine();
+	if (tli == checked)
+		return true;
+	if (idgen_segments_timeline_checked() != tli &&
+		tli > ((TimeLineID) 1 << idgen_node_timeline_bits))
+	{
+		idgen_segments_refusal_keep(IDGEN_SEG_REFUSED_TIMELINE);
+		pg_atomic_write_u32(&idgen_segment->refused, IDGEN_SEG_REFUSED_TIMELINE);
+		ConditionVariableBroadcast(&idgen_segment->cv);
+		ereport(WARNING,
+				(errmsg("idgen: segment IDs are refused: this server was promoted onto timeline %u, whose low %d bits (idgen.node_timeline_bits) timeline %u of its history had",
+						tli, idgen_node_timeline_bits,
+						tli - ((TimeLineID) 1 << idgen_node_timeline_bits)),
+				 errdetail("Segment allocations of the two timelines are not disjoint, and the earlier one may have handed out IDs in WAL this server never replayed."),
+				 errhint("Raise idgen.node_timeline_bits so that 2^bits is above the timeline, and restart; or, once no earlier server of this history hands out segment IDs, have a superuser run SELECT idgen.segment_resume().")));
+	}
+	idgen_segments_timeline_check_done(tli);
+	checked = tli;
+	return pg_atomic_read_u32(&idgen_segment->refused) == 0;
 }
 
 /* The last ID of an allocation of len IDs from first */
@@ -654,6 +701,8 @@ allocate(const SegmentNeed *need, int64 *first, int64 *len, int64 *seg_len,
 	/* With a central segment server, allocate there (segment_server.c) */
 	if (alloc_kind == IDGEN_WORKER_REMOTE)
 		return allocate_remote(need, first, len, seg_len);
+	if (!timeline_allows())
+		return ALLOC_REFUSED;
 
 	SetCurrentStatementStartTimestamp();
 	StartTransactionCommand();
@@ -1436,6 +1485,8 @@ idgen_segment_alloc_step(long *sleep_ms, IdgenWorkerKind kind)
 			*sleep_ms = Min(*sleep_ms, 1000);
 		else if (result == ALLOC_STALE)
 			*sleep_ms = 0;		/* look for the new slot at once */
+		else if (result == ALLOC_REFUSED)
+			*sleep_ms = Min(*sleep_ms, 1000);	/* callers get the error */
 		else if (result == ALLOC_OK)
 			publish_or_wait(need, first, len, seg_len, cache, sleep_ms);
 		else

@@ -1067,10 +1067,10 @@ segment_resume(PG_FUNCTION_ARGS)
 	if (pg_atomic_read_u32(&idgen_segment->refused) == 0)
 		PG_RETURN_BOOL(false);
 	/* The marker first: a crash in between leaves the refusal in force */
-	idgen_segments_refusal_keep(false);
+	idgen_segments_refusal_keep(0);
 	pg_atomic_write_u32(&idgen_segment->refused, 0);
 	ereport(LOG,
-			(errmsg("idgen: a superuser resumed segment IDs after a restore")));
+			(errmsg("idgen: a superuser resumed segment IDs")));
 	PG_RETURN_BOOL(true);
 }
 

@@ -189,6 +189,19 @@ report_blocked(void)
 				 errdetail("The server it was copied from may have issued IDs with node id %d above the restored high-water mark, and new IDs could repeat them.",
 						   idgen_node_id),
 				 errhint("Have a superuser run SELECT idgen.snowflake_resume(N), with N the largest snowflake ID the original server issued (or any larger ID), or lease node ids from a registry (idgen.node_id = 'auto'); snowflake_advance does not lift this refusal. Two copies resumed from one backup still repeat each other's IDs unless they are given different node ids.")));
+	if (idgen_snowflake_blocked_why() & IDGEN_BLOCK_TIMELINE)
+	{
+		TimeLineID	tli = GetWALInsertionTimeLine();
+		TimeLineID	round = (TimeLineID) 1 << idgen_node_timeline_bits;
+
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("snowflake IDs are refused because this server was promoted onto timeline %u, whose low %d bits an earlier timeline of its history had",
+						tli, idgen_node_timeline_bits),
+				 errdetail("Its node id %d is the one timeline %u had, and the server of that timeline may have issued IDs in WAL this server never replayed.",
+						   idgen_fixed_node(), tli > round ? tli - round : tli),
+				 errhint("Have a superuser run SELECT idgen.snowflake_resume(N), with N the largest snowflake ID the servers of earlier timelines issued (or any larger ID), once none of them issues IDs any more; or raise idgen.node_timeline_bits so that 2^bits is above the timeline, and restart.")));
+	}
 	ereport(ERROR,
 			(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 			 errmsg("snowflake IDs are refused because idgen.layout or idgen.node_id changed: was layout \"%s\" with node id %d, is layout \"%s\" with node id %d",
@@ -900,6 +913,17 @@ idgen_snowflake_block_restored(void)
 	pg_atomic_fetch_or_u32(&idgen_snowflake->blocked, IDGEN_BLOCK_RESTORED);
 }
 
+/*
+ * Refuse IDs: promoted onto a timeline whose low bits came round (the idgen
+ * worker, before its first reservation on that timeline; or the postmaster,
+ * from the state file)
+ */
+void
+idgen_snowflake_block_timeline(void)
+{
+	pg_atomic_fetch_or_u32(&idgen_snowflake->blocked, IDGEN_BLOCK_TIMELINE);
+}
+
 /* Are IDs refused, for any reason? */
 bool
 idgen_snowflake_blocked(void)
@@ -1017,7 +1041,7 @@ idgen_snowflake_advance(int64 min_id, bool resume)
 				 resume ?
 				 errhint("Pass the largest snowflake ID the original server issued.") :
 				 errhint("Pass the largest ID that every later ID must exceed.")));
-	if (!resume && (idgen_snowflake_blocked_why() & IDGEN_BLOCK_RESTORED))
+	if (!resume && (idgen_snowflake_blocked_why() & IDGEN_BLOCK_VOUCH))
 		report_blocked();
 
 	idgen_decompose(l, (uint64) min_id, &p);
@@ -1056,7 +1080,7 @@ idgen_snowflake_advance(int64 min_id, bool resume)
 		if (idgen_test_hold_lock != 0)
 			(void) DirectFunctionCall1(pg_advisory_xact_lock_shared_int8,
 									   Int64GetDatum((int64) idgen_test_hold_lock));
-		(void) idgen_snowflake_accept(IDGEN_BLOCK_RESTORED);
+		(void) idgen_snowflake_accept(IDGEN_BLOCK_VOUCH);
 	}
 	tick = Max(tick + 1, now_tick);
 	deadline = idgen_clock_monotonic_ms() + idgen_worker_wait_ms;

@@ -35,10 +35,16 @@
  * (snowflake_accept_layout lifts it), or the server was started from a
  * backup or after archive recovery with a fixed node id, so its original may
  * have issued IDs above the restored reservation (only snowflake_resume,
- * which vouches for the original's last ID, lifts it).
+ * which vouches for the original's last ID, lifts it), or the server was
+ * promoted onto a timeline whose low idgen.node_timeline_bits bits an
+ * earlier timeline had, so that its node id is that timeline's, which may
+ * have issued IDs in WAL this server never replayed (snowflake_resume lifts
+ * it too).  IDGEN_BLOCK_VOUCH: the refusals only snowflake_resume lifts.
  */
 #define IDGEN_BLOCK_LAYOUT		0x1
 #define IDGEN_BLOCK_RESTORED	0x2
+#define IDGEN_BLOCK_TIMELINE	0x4
+#define IDGEN_BLOCK_VOUCH		(IDGEN_BLOCK_RESTORED | IDGEN_BLOCK_TIMELINE)
 
 /* Per-process counter, padded to its own cache line */
 typedef union IdgenSnowflakeCounter
@@ -119,6 +125,7 @@ extern void idgen_snowflake_revoke_reservation(void);
 /* Layout changes, the state file and the instance key (snowflake.c) */
 extern void idgen_snowflake_block(const char *old_spec, int old_node);
 extern void idgen_snowflake_block_restored(void);
+extern void idgen_snowflake_block_timeline(void);
 extern bool idgen_snowflake_blocked(void);
 extern uint32 idgen_snowflake_blocked_why(void);
 extern bool idgen_snowflake_accept(uint32 why);

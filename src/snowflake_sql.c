@@ -9,6 +9,8 @@
  */
 #include "postgres.h"
 
+#include "access/xlog.h"
+
 #include "access/htup_details.h"
 #include "fmgr.h"
 #include "funcapi.h"
@@ -68,11 +70,13 @@ snowflake_accept_layout(PG_FUNCTION_ARGS)
 					idgen_snowflake->blocked_layout, idgen_snowflake->blocked_node,
 					idgen_layout_spec, idgen_node_id)));
 	(void) idgen_snowflake_accept(IDGEN_BLOCK_LAYOUT);
-	if (idgen_snowflake_blocked_why() & IDGEN_BLOCK_RESTORED)
+	if (idgen_snowflake_blocked_why() & IDGEN_BLOCK_VOUCH)
 	{
 		ereport(NOTICE,
 				(errmsg("snowflake IDs stay refused until idgen.snowflake_resume() is called"),
-				 errdetail("This server was started from a backup or after archive recovery.")));
+				 (idgen_snowflake_blocked_why() & IDGEN_BLOCK_RESTORED) ?
+				 errdetail("This server was started from a backup or after archive recovery.") :
+				 errdetail("This server was promoted onto a timeline whose low idgen.node_timeline_bits bits an earlier timeline had.")));
 		PG_RETURN_BOOL(true);
 	}
 	idgen_worker_wake();
@@ -130,6 +134,7 @@ snowflake_resume(PG_FUNCTION_ARGS)
 {
 	int64		last_id = PG_GETARG_INT64(0);
 	bool		restored;
+	uint32		why;
 
 	idgen_require_loaded();
 	if (!superuser())
@@ -137,12 +142,17 @@ snowflake_resume(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
 				 errmsg("permission denied to resume snowflake IDs"),
 				 errdetail("Only a superuser may vouch for the last ID of the server this one was copied from.")));
-	restored = (idgen_snowflake_blocked_why() & IDGEN_BLOCK_RESTORED) != 0;
+	why = idgen_snowflake_blocked_why();
+	restored = (why & IDGEN_BLOCK_VOUCH) != 0;
 	idgen_snowflake_advance(last_id, true);
-	if (restored)
+	if (why & IDGEN_BLOCK_RESTORED)
 		ereport(LOG,
 				(errmsg("idgen: a superuser resumed snowflake IDs after a restore above ID " INT64_FORMAT ", vouched for as the original server's last",
 						last_id)));
+	else if (restored)
+		ereport(LOG,
+				(errmsg("idgen: a superuser resumed snowflake IDs on timeline %u above ID " INT64_FORMAT ", vouched for as the last of the earlier timelines' servers",
+						GetWALInsertionTimeLine(), last_id)));
 	else
 		ereport(LOG,
 				(errmsg("idgen: a superuser advanced the snowflake generator past ID " INT64_FORMAT,
@@ -247,7 +257,7 @@ snowflake_refusal(PG_FUNCTION_ARGS)
 	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
 		elog(ERROR, "return type must be a row type");
 	why = idgen_snowflake_blocked_why();
-	values[0] = BoolGetDatum((why & IDGEN_BLOCK_RESTORED) != 0);
+	values[0] = BoolGetDatum((why & IDGEN_BLOCK_VOUCH) != 0);
 	values[1] = BoolGetDatum((why & IDGEN_BLOCK_LAYOUT) != 0);
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));
 }

@@ -100,8 +100,8 @@ typedef struct StateFile
 	int64		reserved_until_us;	/* start of the last reserved tick, Unix
 									 * microseconds; -1 when none yet */
 	int32		node_id;		/* idgen_node_id when written (-2: 'auto') */
-	int32		flags;			/* IDGEN_BLOCK_RESTORED: refused after a
-								 * restore until snowflake_advance; 0 in
+	int32		flags;			/* IDGEN_BLOCK_RESTORED, IDGEN_BLOCK_TIMELINE:
+								 * refused until snowflake_resume; 0 in
 								 * files of 0.3.0 and before */
 	uint64		instance_key;	/* random; see snowflake_lease.c */
 	char		layout_spec[STATE_SPEC_LEN];	/* idgen.layout when written */
@@ -181,7 +181,7 @@ write_state(int64 until_us)
 	state.version = STATE_VERSION;
 	state.reserved_until_us = until_us;
 	state.node_id = idgen_node_id;
-	state.flags = (int32) (idgen_snowflake_blocked_why() & IDGEN_BLOCK_RESTORED);
+	state.flags = (int32) (idgen_snowflake_blocked_why() & IDGEN_BLOCK_VOUCH);
 	if (idgen_snowflake_instance_key() != 0)
 		state.instance_key = idgen_snowflake_instance_key();
 	memset(state.layout_spec, 0, sizeof(state.layout_spec));
@@ -328,6 +328,8 @@ idgen_snowflake_state_load(void)
 		return;
 	}
 	refuse_after_restore();
+	if ((state.flags & IDGEN_BLOCK_TIMELINE) && idgen_node_id >= 0)
+		idgen_snowflake_block_timeline();
 	if ((idgen_snowflake_blocked_why() & IDGEN_BLOCK_RESTORED) &&
 		!(state.flags & IDGEN_BLOCK_RESTORED))
 		write_state(state.reserved_until_us);
@@ -597,6 +599,49 @@ warn_promoted_without_archive(void)
 }
 
 /*
+ * Before this server's first reservation on a timeline, with node ids that
+ * follow the timeline: is its node id one an earlier timeline of this
+ * history had?  With idgen.node_timeline_bits = k, timeline tli > 2^k has
+ * the low bits of timeline tli - 2^k, an ancestor or a timeline another
+ * server was promoted onto, whose server may have issued IDs in WAL this
+ * server never replayed, and how far past the replayed reservation it went
+ * nothing here can know (the lag at that failover).  So refuse snowflake IDs
+ * until a superuser vouches for the earlier servers' last ID
+ * (snowflake_resume), as after a restore: the refusal is kept in the state
+ * file, and the timeline checked in a file of its own (restore.h), so that
+ * a restart refuses again until the resume and not after it.  No ID goes
+ * out on the new timeline first: callers wait for this worker's first
+ * reservation there.
+ */
+static void
+refuse_timeline_wrap(void)
+{
+	static TimeLineID checked = 0;
+	TimeLineID	tli,
+				round;
+
+	if (idgen_node_timeline_bits <= 0 || idgen_node_id < 0)
+		return;
+	tli = GetWALInsertionTimeLine();
+	if (tli == checked)
+		return;
+	round = (TimeLineID) 1 << idgen_node_timeline_bits;
+	if (tli > round && idgen_snowflake_timeline_checked() != tli)
+	{
+		idgen_snowflake_block_timeline();
+		write_state(idgen_snowflake_file_reservation());
+		ereport(WARNING,
+				(errmsg("idgen: snowflake IDs are refused: this server was promoted onto timeline %u, whose low %d bits (idgen.node_timeline_bits) timeline %u of its history had",
+						tli, idgen_node_timeline_bits, tli - round),
+				 errdetail("Its snowflake IDs carry node id %d, as that timeline's did, and the server of that timeline may have issued IDs in WAL this server never replayed.",
+						   idgen_fixed_node()),
+				 errhint("Once no server of an earlier timeline issues IDs, have a superuser run SELECT idgen.snowflake_resume(N), with N the largest snowflake ID they issued (or any larger ID); or raise idgen.node_timeline_bits so that 2^bits is above the timeline, and restart.")));
+	}
+	idgen_snowflake_timeline_check_done(tli);
+	checked = tli;
+}
+
+/*
  * One step of the worker: read the reservation, raise the floor, extend it
  * when needed.  The new end is published by idgen_snowflake_state_publish after
  * the caller has committed.
@@ -627,6 +672,8 @@ idgen_snowflake_state_step(long *sleep_ms)
 	}
 
 	pending_end = 0;
+	if (primary)
+		refuse_timeline_wrap();
 
 	/* A layout change is waiting for a superuser's decision */
 	if (idgen_snowflake_blocked())

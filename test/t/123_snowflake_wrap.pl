@@ -1,0 +1,145 @@
+# 123_snowflake_wrap.pl
+#	Snowflake IDs when the timeline's low bits come round: with
+#	idgen.node_timeline_bits = 1, timeline 3 has the node id of timeline 1
+#	and timeline 4 that of timeline 2, whose servers may have issued IDs in
+#	WAL the promoted server never replayed.
+#
+# Three hard failovers in a chain p (timeline 1) -> a (2) -> b (3) -> c (4)
+# (2^k + 1 with k = 1), each: the primary draws snowflake IDs, its
+# walsender is stopped (SIGSTOP) and it draws on until its IDs are a second
+# past the reservation its standby replayed, so that those IDs exist only
+# in WAL the standby never receives; then kill -9 of every server process;
+# the standby, its clock 90 s behind (test/fakeclock.c), is promoted, and
+# its clock set right once it has issued (so that its generator, which
+# starts ahead of its clock, runs with it and the next failover's IDs pass
+# the next standby's reservation within seconds).
+# Asserted, from every ID the test received:
+#  - a (timeline 2, a node id of its own) issues at once;
+#  - b and c, whose node ids are p's and a's, refuse snowflake IDs with
+#    55000 and the hint (snowflake_resume), a WARNING in the log; b still
+#    after a restart;
+#  - after snowflake_resume with the largest ID received, they issue, and a
+#    restart does not refuse again;
+#  - no snowflake ID received twice across the chain.
+# Outcomes only: no duration is asserted.
+use strict;
+use warnings;
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+use Time::HiRes qw(usleep);
+use IdgenTest;
+
+my $conf = "idgen.node_timeline_bits = 1\nidgen.max_lead = '10min'\n";
+my $p = idgen_node('swrap_p', node_id => 5, allows_streaming => 1, conf => $conf);
+start_node($p);
+$p->safe_psql('postgres', 'CREATE EXTENSION idgen');
+wait_ready($p);
+
+my @received;
+sub draw
+{
+	my ($node, $n) = @_;
+	my $ids = draw_ids($node, $n);
+	push @received, $ids;
+	return $ids;
+}
+
+# A standby of $primary, its clock 90 s behind, caught up
+sub make_standby
+{
+	my ($primary, $name) = @_;
+	my $s = idgen_standby($primary, $name, faketime => 1);
+	set_clock($s, '-90');
+	start_node($s);
+	$primary->wait_for_catchup($s);
+	return $s;
+}
+
+my $refused = qr/ERROR:  55000: snowflake IDs are refused because this server was promoted onto timeline (\d+), whose low 1 bits an earlier timeline of its history had\n.*\n.*HINT:  Have a superuser run SELECT idgen.snowflake_resume\(N\)/;
+
+my $primary = $p;
+my $standby = make_standby($primary, 'swrap_1');
+for my $round (1 .. 3)
+{
+	my $tli = $round + 1;
+	draw($primary, 2000);
+
+	# The hard case: the walsender stopped, IDs past the standby's
+	# reservation, then every server process killed
+	my @walsnd = split /\n/,
+	  $primary->safe_psql('postgres', 'SELECT pid FROM pg_stat_replication');
+	kill 'STOP', @walsnd;
+	usleep(500_000);
+	my $replayed = $standby->safe_psql('postgres',
+		'SELECT durable_until FROM idgen.snowflake_status()');
+	my $lost = 0;
+	for (1 .. 1000)
+	{
+		my $ids = draw($primary, 1000);
+		$lost += 1000;
+		last if $primary->safe_psql('postgres',
+			"SELECT idgen.id_timestamp($ids->[-1]) > '$replayed'::timestamptz + interval '1 s'") eq 't';
+	}
+	note "failover $round: $lost IDs drawn past what the standby received";
+	crash_node($primary, all => 1);
+
+	$standby->promote;
+	$standby->poll_query_until('postgres', 'SELECT NOT pg_is_in_recovery()')
+	  or die "failover $round: the standby was not promoted";
+	is($standby->safe_psql('postgres', q{SELECT ('x' || substr(pg_walfile_name(pg_current_wal_lsn()), 1, 8))::bit(32)::int}),
+		$tli, "failover $round: the new primary is on timeline $tli");
+
+	if ($tli <= 2)
+	{
+		wait_ready($standby);
+		is(scalar @{ draw($standby, 2000) }, 2000,
+			"timeline $tli: snowflake IDs are issued at once");
+		set_clock($standby, '+0');
+	}
+	else
+	{
+		my ($ret, $out, $err) = $standby->psql('postgres',
+			'SELECT idgen.snowflake_nextval()',
+			extra_params => [ '-v', 'VERBOSITY=verbose' ]);
+		like($err, $refused, "timeline $tli: snowflake IDs are refused (55000), with the hint");
+		like(slurp_file($standby->logfile),
+			qr/WARNING:  idgen: snowflake IDs are refused: this server was promoted onto timeline $tli, whose low 1 bits \(idgen.node_timeline_bits\) timeline @{[$tli - 2]} of its history had/,
+			"timeline $tli: a WARNING in the log names the two timelines");
+		is($standby->safe_psql('postgres', 'SELECT restored FROM idgen.snowflake_refusal()'),
+			't', "timeline $tli: snowflake_refusal() says so");
+		if ($tli == 3)
+		{
+			$standby->restart;
+			($ret, $out, $err) = $standby->psql('postgres',
+				'SELECT idgen.snowflake_nextval()',
+				extra_params => [ '-v', 'VERBOSITY=verbose' ]);
+			like($err, $refused, 'after a restart, still refused');
+		}
+		my $last = max_of(map { @$_ } @received);
+		is($standby->safe_psql('postgres', "SELECT idgen.snowflake_resume($last)"),
+			't', "timeline $tli: snowflake_resume with the largest ID received lifts it");
+		my $ids = draw($standby, 2000);
+		cmp_ok(min_of(@$ids), '>', $last, "timeline $tli: then IDs are issued, above it");
+		set_clock($standby, '+0');
+		if ($tli == 4)
+		{
+			$standby->restart;
+			wait_ready($standby);
+			is(scalar @{ draw($standby, 100) }, 100,
+				'and a restart does not refuse them again');
+		}
+	}
+	$primary = $standby;
+	$standby = make_standby($primary, 'swrap_' . ($round + 1)) if $round < 3;
+}
+
+my $total = 0;
+$total += scalar @$_ for @received;
+my @dups = duplicates(@received);
+note "snowflake IDs received: $total, received twice: " . scalar(@dups);
+is(scalar @dups, 0, 'no snowflake ID received twice across the chain')
+  or diag 'some: ' . join(' ', @dups[0 .. ($#dups > 9 ? 9 : $#dups)]);
+
+$primary->stop;
+done_testing();
