@@ -1,14 +1,17 @@
 # 123_snowflake_wrap.pl
-#	Snowflake IDs when the timeline's low bits come round: with
-#	idgen.node_timeline_bits = 1, timeline 3 has the node id of timeline 1
-#	and timeline 4 that of timeline 2, whose servers may have issued IDs in
-#	WAL the promoted server never replayed.
+#	Snowflake and segment IDs when the timeline's low bits come round:
+#	with idgen.node_timeline_bits = 1, timeline 3 has the node id and the
+#	segment residue of timeline 1, and timeline 4 those of timeline 2,
+#	whose servers may have issued IDs in WAL the promoted server never
+#	replayed.
 #
 # Three hard failovers in a chain p (timeline 1) -> a (2) -> b (3) -> c (4)
-# (2^k + 1 with k = 1), each: the primary draws snowflake IDs, its
-# walsender is stopped (SIGSTOP) and it draws on until its IDs are a second
-# past the reservation its standby replayed, so that those IDs exist only
-# in WAL the standby never receives; then kill -9 of every server process;
+# (2^k + 1 with k = 1), each: the primary draws snowflake and segment IDs
+# (tag "orders" at step 10), its walsender is stopped (SIGSTOP) and it
+# draws on until its snowflake IDs are a second past the reservation its
+# standby replayed, and segment IDs past the standby wait (1 s here), so
+# that those IDs exist only in WAL the standby never receives; then
+# kill -9 of every server process;
 # the standby, its clock 90 s behind (test/fakeclock.c), is promoted, and
 # its clock set right once it has issued (so that its generator, which
 # starts ahead of its clock, runs with it and the next failover's IDs pass
@@ -16,11 +19,12 @@
 # Asserted, from every ID the test received:
 #  - a (timeline 2, a node id of its own) issues at once;
 #  - b and c, whose node ids are p's and a's, refuse snowflake IDs with
-#    55000 and the hint (snowflake_resume), a WARNING in the log; b still
-#    after a restart;
-#  - after snowflake_resume with the largest ID received, they issue, and a
-#    restart does not refuse again;
-#  - no snowflake ID received twice across the chain.
+#    55000 and the hint (snowflake_resume), a WARNING in the log, and
+#    segment IDs (55000); b still after a restart;
+#  - after snowflake_resume with the largest snowflake ID received, and
+#    segment_resume once the tag is above the largest segment ID received,
+#    they issue, and a restart does not refuse again;
+#  - no snowflake ID and no segment ID received twice across the chain.
 # Outcomes only: no duration is asserted.
 use strict;
 use warnings;
@@ -30,18 +34,30 @@ use Test::More;
 use Time::HiRes qw(usleep);
 use IdgenTest;
 
-my $conf = "idgen.node_timeline_bits = 1\nidgen.max_lead = '10min'\n";
+my $conf = "idgen.node_timeline_bits = 1\nidgen.max_lead = '10min'\n"
+  . "idgen.segment_standby_wait = '1s'\nidgen.segment_step_grow_after = 0\n";
 my $p = idgen_node('swrap_p', node_id => 5, allows_streaming => 1, conf => $conf);
 start_node($p);
-$p->safe_psql('postgres', 'CREATE EXTENSION idgen');
+$p->safe_psql('postgres', q{
+	CREATE EXTENSION idgen;
+	SELECT idgen.segment_create('orders', 1, 10);
+});
 wait_ready($p);
 
-my @received;
+my (@received, @seg_received);
 sub draw
 {
 	my ($node, $n) = @_;
 	my $ids = draw_ids($node, $n);
 	push @received, $ids;
+	return $ids;
+}
+sub draw_seg
+{
+	my ($node, $n) = @_;
+	my $ids = [ map { $_ + 0 } split /\n/, $node->safe_psql('postgres',
+		"SELECT idgen.segment_nextval('orders') FROM generate_series(1, $n)") ];
+	push @seg_received, $ids;
 	return $ids;
 }
 
@@ -64,6 +80,7 @@ for my $round (1 .. 3)
 {
 	my $tli = $round + 1;
 	draw($primary, 2000);
+	draw_seg($primary, 200);
 
 	# The hard case: the walsender stopped, IDs past the standby's
 	# reservation, then every server process killed
@@ -73,6 +90,8 @@ for my $round (1 .. 3)
 	usleep(500_000);
 	my $replayed = $standby->safe_psql('postgres',
 		'SELECT durable_until FROM idgen.snowflake_status()');
+	# allocations past the standby wait: handed out, the standby excused
+	draw_seg($primary, 500);
 	my $lost = 0;
 	for (1 .. 1000)
 	{
@@ -95,6 +114,8 @@ for my $round (1 .. 3)
 		wait_ready($standby);
 		is(scalar @{ draw($standby, 2000) }, 2000,
 			"timeline $tli: snowflake IDs are issued at once");
+		is(scalar @{ draw_seg($standby, 200) }, 200,
+			"timeline $tli: segment IDs too");
 		set_clock($standby, '+0');
 	}
 	else
@@ -108,6 +129,11 @@ for my $round (1 .. 3)
 			"timeline $tli: a WARNING in the log names the two timelines");
 		is($standby->safe_psql('postgres', 'SELECT restored FROM idgen.snowflake_refusal()'),
 			't', "timeline $tli: snowflake_refusal() says so");
+		($ret, $out, $err) = $standby->psql('postgres',
+			q{SELECT idgen.segment_nextval('orders')},
+			extra_params => [ '-v', 'VERBOSITY=verbose' ]);
+		like($err, qr/ERROR:  55000: segment IDs are refused because this server was promoted onto timeline $tli/,
+			"timeline $tli: segment IDs are refused (55000)");
 		if ($tli == 3)
 		{
 			$standby->restart;
@@ -121,6 +147,13 @@ for my $round (1 .. 3)
 			't', "timeline $tli: snowflake_resume with the largest ID received lifts it");
 		my $ids = draw($standby, 2000);
 		cmp_ok(min_of(@$ids), '>', $last, "timeline $tli: then IDs are issued, above it");
+		my $seg_last = max_of(map { @$_ } @seg_received);
+		$standby->safe_psql('postgres',
+			"SELECT idgen.segment_alter('orders', max_id => $seg_last)");
+		is($standby->safe_psql('postgres', 'SELECT idgen.segment_resume()'),
+			't', "timeline $tli: segment_resume, the tag above the largest segment ID received");
+		$ids = draw_seg($standby, 200);
+		cmp_ok(min_of(@$ids), '>', $seg_last, "timeline $tli: then segment IDs are issued, above it");
 		set_clock($standby, '+0');
 		if ($tli == 4)
 		{
@@ -128,6 +161,8 @@ for my $round (1 .. 3)
 			wait_ready($standby);
 			is(scalar @{ draw($standby, 100) }, 100,
 				'and a restart does not refuse them again');
+			is(scalar @{ draw_seg($standby, 100) }, 100,
+				'nor segment IDs');
 		}
 	}
 	$primary = $standby;
@@ -140,6 +175,12 @@ my @dups = duplicates(@received);
 note "snowflake IDs received: $total, received twice: " . scalar(@dups);
 is(scalar @dups, 0, 'no snowflake ID received twice across the chain')
   or diag 'some: ' . join(' ', @dups[0 .. ($#dups > 9 ? 9 : $#dups)]);
+my $seg_total = 0;
+$seg_total += scalar @$_ for @seg_received;
+my @seg_dups = duplicates(@seg_received);
+note "segment IDs received: $seg_total, received twice: " . scalar(@seg_dups);
+is(scalar @seg_dups, 0, 'no segment ID received twice across the chain')
+  or diag 'some: ' . join(' ', @seg_dups[0 .. ($#seg_dups > 9 ? 9 : $#seg_dups)]);
 
 $primary->stop;
 done_testing();
