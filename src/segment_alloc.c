@@ -286,15 +286,16 @@ timeline_allows(void)
 	if (idgen_segments_timeline_checked() != tli &&
 		tli > ((TimeLineID) 1 << idgen_node_timeline_bits))
 	{
-		idgen_segments_refusal_keep(IDGEN_SEG_REFUSED_TIMELINE);
-		pg_atomic_write_u32(&idgen_segment->refused, IDGEN_SEG_REFUSED_TIMELINE);
-		ConditionVariableBroadcast(&idgen_segment->cv);
+		/* the log has it before any caller can see the refusal */
 		ereport(WARNING,
 				(errmsg("idgen: segment IDs are refused: this server was promoted onto timeline %u, whose low %d bits (idgen.node_timeline_bits) timeline %u of its history had",
 						tli, idgen_node_timeline_bits,
 						tli - ((TimeLineID) 1 << idgen_node_timeline_bits)),
 				 errdetail("Segment allocations of the two timelines are not disjoint, and the earlier one may have handed out IDs in WAL this server never replayed."),
 				 errhint("Raise idgen.node_timeline_bits so that 2^bits is above the timeline, and restart; or, once no earlier server of this history hands out segment IDs, have a superuser run SELECT idgen.segment_resume().")));
+		idgen_segments_refusal_keep(IDGEN_SEG_REFUSED_TIMELINE);
+		pg_atomic_write_u32(&idgen_segment->refused, IDGEN_SEG_REFUSED_TIMELINE);
+		ConditionVariableBroadcast(&idgen_segment->cv);
 	}
 	idgen_segments_timeline_check_done(tli);
 	checked = tli;

@@ -628,14 +628,15 @@ refuse_timeline_wrap(void)
 	round = (TimeLineID) 1 << idgen_node_timeline_bits;
 	if (tli > round && idgen_snowflake_timeline_checked() != tli)
 	{
-		idgen_snowflake_block_timeline();
-		write_state(idgen_snowflake_file_reservation());
+		/* the log has it before any caller can see the refusal */
 		ereport(WARNING,
 				(errmsg("idgen: snowflake IDs are refused: this server was promoted onto timeline %u, whose low %d bits (idgen.node_timeline_bits) timeline %u of its history had",
 						tli, idgen_node_timeline_bits, tli - round),
 				 errdetail("Its snowflake IDs carry node id %d, as that timeline's did, and the server of that timeline may have issued IDs in WAL this server never replayed.",
 						   idgen_fixed_node()),
 				 errhint("Once no server of an earlier timeline issues IDs, have a superuser run SELECT idgen.snowflake_resume(N), with N the largest snowflake ID they issued (or any larger ID); or raise idgen.node_timeline_bits so that 2^bits is above the timeline, and restart.")));
+		idgen_snowflake_block_timeline();
+		write_state(idgen_snowflake_file_reservation());
 	}
 	idgen_snowflake_timeline_check_done(tli);
 	checked = tli;
