@@ -119,13 +119,11 @@ refuse_after_restore(void)
 
 	if (!restore)
 		return (uint32) kept;
-	{
-		idgen_segments_refusal_keep(IDGEN_SEG_REFUSED_RESTORED);
-		ereport(LOG,
-				(errmsg("idgen: segment IDs are refused: this server is started from a backup, for archive recovery or from a standby's data directory without promotion"),
-				 errdetail("The server it was copied from may have allocated segments above the restored idgen.segment_alloc."),
-				 errhint("Once recovery has ended, have a superuser run SELECT idgen.segment_resume().")));
-	}
+	idgen_segments_refusal_keep(IDGEN_SEG_REFUSED_RESTORED);
+	ereport(LOG,
+			(errmsg("idgen: segment IDs are refused: this server is started from a backup, for archive recovery or from a standby's data directory without promotion"),
+			 errdetail("The server it was copied from may have allocated segments above the restored idgen.segment_alloc."),
+			 errhint("Once recovery has ended, have a superuser run SELECT idgen.segment_resume().")));
 	return IDGEN_SEG_REFUSED_RESTORED;
 }
 
