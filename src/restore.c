@@ -140,30 +140,28 @@ timeline_to_file(const char *path, const char *tmp, uint32 tli)
 	idgen_write_file_durably(path, tmp, buf, strlen(buf));
 }
 
-/* See restore.h */
-uint32
-idgen_segments_timeline_checked(void)
+/* The file that keeps the last timeline checked for who's wrap */
+static const char *
+wrap_file(IdgenWrapWho who, bool tmp)
 {
-	return timeline_in_file(SEGMENTS_TIMELINE_FILE);
+	if (who == IDGEN_WRAP_SEGMENTS)
+		return tmp ? SEGMENTS_TIMELINE_FILE_TMP : SEGMENTS_TIMELINE_FILE;
+	return tmp ? SNOWFLAKE_TIMELINE_FILE_TMP : SNOWFLAKE_TIMELINE_FILE;
+}
+
+/* See restore.h */
+bool
+idgen_timeline_wraps(IdgenWrapWho who, uint32 tli)
+{
+	if (idgen_node_timeline_bits <= 0)
+		return false;
+	return tli > ((uint32) 1 << idgen_node_timeline_bits) &&
+		timeline_in_file(wrap_file(who, false)) != tli;
 }
 
 /* See restore.h */
 void
-idgen_segments_timeline_check_done(uint32 tli)
+idgen_timeline_wrap_checked(IdgenWrapWho who, uint32 tli)
 {
-	timeline_to_file(SEGMENTS_TIMELINE_FILE, SEGMENTS_TIMELINE_FILE_TMP, tli);
-}
-
-/* See restore.h */
-uint32
-idgen_snowflake_timeline_checked(void)
-{
-	return timeline_in_file(SNOWFLAKE_TIMELINE_FILE);
-}
-
-/* See restore.h */
-void
-idgen_snowflake_timeline_check_done(uint32 tli)
-{
-	timeline_to_file(SNOWFLAKE_TIMELINE_FILE, SNOWFLAKE_TIMELINE_FILE_TMP, tli);
+	timeline_to_file(wrap_file(who, false), wrap_file(who, true), tli);
 }

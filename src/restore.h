@@ -40,16 +40,22 @@ extern int	idgen_segments_refusal_kept(void);
 /* Write the marker of why durably, or (0) remove it (ERROR on failure) */
 extern void idgen_segments_refusal_keep(int why);
 
-/*
- * The last timeline an allocator checked for the wrap (segment_alloc.c),
- * kept in the data directory so that a restart, another allocator or a
- * segment_resume does not check it again; 0 if none
- */
-extern uint32 idgen_segments_timeline_checked(void);
-extern void idgen_segments_timeline_check_done(uint32 tli);
+/* The generators whose timeline wrap is checked, each on its own */
+typedef enum IdgenWrapWho
+{
+	IDGEN_WRAP_SNOWFLAKE,		/* snowflake_state.c */
+	IDGEN_WRAP_SEGMENTS			/* segment_alloc.c */
+} IdgenWrapWho;
 
-/* The same for the snowflake generator (snowflake_state.c) */
-extern uint32 idgen_snowflake_timeline_checked(void);
-extern void idgen_snowflake_timeline_check_done(uint32 tli);
+/*
+ * Whether tli, this server's timeline, comes round for who: with
+ * idgen.node_timeline_bits = k > 0, tli is above 2^k, so timeline tli - 2^k
+ * of its history had its low k bits, and tli was not checked for who before.
+ * The caller refuses (durably) first, then records tli as checked with
+ * idgen_timeline_wrap_checked, kept in the data directory so that a
+ * restart, another process or a resume does not check it again.
+ */
+extern bool idgen_timeline_wraps(IdgenWrapWho who, uint32 tli);
+extern void idgen_timeline_wrap_checked(IdgenWrapWho who, uint32 tli);
 
 #endif							/* IDGEN_RESTORE_H */

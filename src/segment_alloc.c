@@ -283,8 +283,7 @@ timeline_allows(void)
 	tli = GetWALInsertionTimeLine();
 	if (tli == checked)
 		return true;
-	if (idgen_segments_timeline_checked() != tli &&
-		tli > ((TimeLineID) 1 << idgen_node_timeline_bits))
+	if (idgen_timeline_wraps(IDGEN_WRAP_SEGMENTS, tli))
 	{
 		/* the log has it before any caller can see the refusal */
 		ereport(WARNING,
@@ -297,7 +296,7 @@ timeline_allows(void)
 		pg_atomic_write_u32(&idgen_segment->refused, IDGEN_SEG_REFUSED_TIMELINE);
 		ConditionVariableBroadcast(&idgen_segment->cv);
 	}
-	idgen_segments_timeline_check_done(tli);
+	idgen_timeline_wrap_checked(IDGEN_WRAP_SEGMENTS, tli);
 	checked = tli;
 	return pg_atomic_read_u32(&idgen_segment->refused) == 0;
 }

@@ -617,28 +617,27 @@ static void
 refuse_timeline_wrap(void)
 {
 	static TimeLineID checked = 0;
-	TimeLineID	tli,
-				round;
+	TimeLineID	tli;
 
 	if (idgen_node_timeline_bits <= 0 || idgen_node_id < 0)
 		return;
 	tli = GetWALInsertionTimeLine();
 	if (tli == checked)
 		return;
-	round = (TimeLineID) 1 << idgen_node_timeline_bits;
-	if (tli > round && idgen_snowflake_timeline_checked() != tli)
+	if (idgen_timeline_wraps(IDGEN_WRAP_SNOWFLAKE, tli))
 	{
 		/* the log has it before any caller can see the refusal */
 		ereport(WARNING,
 				(errmsg("idgen: snowflake IDs are refused: this server was promoted onto timeline %u, whose low %d bits (idgen.node_timeline_bits) timeline %u of its history had",
-						tli, idgen_node_timeline_bits, tli - round),
+						tli, idgen_node_timeline_bits,
+						tli - ((TimeLineID) 1 << idgen_node_timeline_bits)),
 				 errdetail("Its snowflake IDs carry node id %d, as that timeline's did, and the server of that timeline may have issued IDs in WAL this server never replayed.",
 						   idgen_fixed_node()),
 				 errhint("Once no server of an earlier timeline issues IDs, have a superuser run SELECT idgen.snowflake_resume(N), with N the largest snowflake ID they issued (or any larger ID); or raise idgen.node_timeline_bits so that 2^bits is above the timeline, and restart.")));
 		idgen_snowflake_block_timeline();
 		write_state(idgen_snowflake_file_reservation());
 	}
-	idgen_snowflake_timeline_check_done(tli);
+	idgen_timeline_wrap_checked(IDGEN_WRAP_SNOWFLAKE, tli);
 	checked = tli;
 }
 
